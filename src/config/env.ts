@@ -1,0 +1,142 @@
+// The configuration of a Nomos process: one zod schema over the environment
+// variables of DESIGN.md. Invariant: nothing else in src/ reads process.env;
+// main.ts calls loadConfig once and hands the typed result to whoever needs
+// a piece of it. A bad value never gets past this module: it becomes one
+// ConfigError line naming the variable and what is wrong with it.
+import { z } from "zod";
+
+/** An empty string (`FOO=` in a .env file) means "not set", as users expect. */
+const unsetIfEmpty = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+
+const optionalString = z.preprocess(unsetIfEmpty, z.string().optional());
+
+const integer = (min: number, max: number, fallback: number) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+      .transform(Number)
+      .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
+      .default(fallback),
+  );
+
+const url = (protocols: RegExp, what: string) =>
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .refine((v) => {
+        try {
+          return protocols.test(new URL(v).protocol);
+        } catch {
+          return false;
+        }
+      }, `must be ${what}`)
+      .optional(),
+  );
+
+export const envSchema = z
+  .object({
+    DATABASE_URL: url(/^postgres(ql)?:$/, "a postgres:// or postgresql:// URL"),
+    NOMOS_DATA_DIR: z.preprocess(unsetIfEmpty, z.string().default("./.nomos")),
+    HOST: z.preprocess(unsetIfEmpty, z.string().default("127.0.0.1")),
+    PORT: integer(0, 65535, 8080),
+    ANTHROPIC_API_KEY: optionalString,
+    ANTHROPIC_BASE_URL: url(/^https?:$/, "an http:// or https:// URL"),
+    NOMOS_MODEL: z.preprocess(unsetIfEmpty, z.string().default("claude-sonnet-4-5")),
+    NOMOS_TARGETS_FILE: optionalString,
+    NOMOS_API_TOKEN: z.preprocess(
+      unsetIfEmpty,
+      z.string().min(16, "must be at least 16 characters (a bearer token guards root on your servers)").optional(),
+    ),
+    NOMOS_ADMIN_USER: z.preprocess(
+      unsetIfEmpty,
+      z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, "must be 1-64 letters, digits or . _ @ -").optional(),
+    ),
+    NOMOS_ADMIN_PASSWORD: z.preprocess(unsetIfEmpty, z.string().min(8, "must be at least 8 characters").optional()),
+    NOMOS_ASSENT_MINUTES: integer(1, 24 * 60, 30),
+    NOMOS_SWEEP_SECONDS: integer(1, 3600, 60),
+    NOMOS_MAX_ITERATIONS: integer(1, 500, 40),
+    NOMOS_MAX_CONTINUATIONS: integer(1, 1000, 40),
+    LOG_LEVEL: z.preprocess(
+      unsetIfEmpty,
+      z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    ),
+    NOMOS_LOG_FORMAT: z.preprocess(unsetIfEmpty, z.enum(["json", "pretty"]).optional()),
+  })
+  .superRefine((env, ctx) => {
+    if ((env.NOMOS_ADMIN_USER === undefined) !== (env.NOMOS_ADMIN_PASSWORD === undefined)) {
+      const missing = env.NOMOS_ADMIN_USER === undefined ? "NOMOS_ADMIN_USER" : "NOMOS_ADMIN_PASSWORD";
+      ctx.addIssue({
+        code: "custom",
+        path: [missing],
+        message: "must be set together with the other of NOMOS_ADMIN_USER/NOMOS_ADMIN_PASSWORD",
+      });
+    }
+  });
+
+export type Env = z.output<typeof envSchema>;
+
+/** Configuration as the rest of the code sees it: grouped, typed, defaulted. */
+export interface Config {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  http: { host: string; port: number };
+  model: { apiKey: string | undefined; baseUrl: string | undefined; name: string };
+  targetsFile: string | undefined;
+  apiToken: string | undefined;
+  admin: { username: string; password: string } | undefined;
+  assentMinutes: number;
+  sweepSeconds: number;
+  maxIterations: number;
+  maxContinuations: number;
+  log: { level: Env["LOG_LEVEL"]; format: "json" | "pretty" | undefined };
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const shown = (v: unknown) => {
+  const s = String(v);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+};
+
+/** Variables whose value must never be echoed back in an error. */
+const SECRET = new Set(["ANTHROPIC_API_KEY", "NOMOS_API_TOKEN", "NOMOS_ADMIN_PASSWORD", "DATABASE_URL"]);
+
+/**
+ * Reads the environment into a Config, or throws one ConfigError whose
+ * message is a single line naming every bad variable.
+ */
+export function loadConfig(source: Record<string, string | undefined>): Config {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? "environment");
+      const raw = source[name];
+      const got = raw === undefined || raw === "" || SECRET.has(name) ? "" : ` (got "${shown(raw)}")`;
+      return `${name} ${issue.message}${got}`;
+    });
+    throw new ConfigError(`configuration error: ${problems.join("; ")}`);
+  }
+  const env = parsed.data;
+  return {
+    databaseUrl: env.DATABASE_URL,
+    dataDir: env.NOMOS_DATA_DIR,
+    http: { host: env.HOST, port: env.PORT },
+    model: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL, name: env.NOMOS_MODEL },
+    targetsFile: env.NOMOS_TARGETS_FILE,
+    apiToken: env.NOMOS_API_TOKEN,
+    admin:
+      env.NOMOS_ADMIN_USER !== undefined && env.NOMOS_ADMIN_PASSWORD !== undefined
+        ? { username: env.NOMOS_ADMIN_USER, password: env.NOMOS_ADMIN_PASSWORD }
+        : undefined,
+    assentMinutes: env.NOMOS_ASSENT_MINUTES,
+    sweepSeconds: env.NOMOS_SWEEP_SECONDS,
+    maxIterations: env.NOMOS_MAX_ITERATIONS,
+    maxContinuations: env.NOMOS_MAX_CONTINUATIONS,
+    log: { level: env.LOG_LEVEL, format: env.NOMOS_LOG_FORMAT },
+  };
+}

@@ -1,0 +1,42 @@
+// The one place that knows PostgreSQL's error codes, by name, and turns an
+// unknown thrown value into an Error. Invariant: no other module compares
+// SQLSTATE strings; it asks isPgError(err, "unique_violation").
+const CODES = {
+  unique_violation: "23505",
+  foreign_key_violation: "23503",
+  not_null_violation: "23502",
+  check_violation: "23514",
+  exclusion_violation: "23P01",
+  serialization_failure: "40001",
+  deadlock_detected: "40P01",
+  lock_not_available: "55P03",
+  insufficient_privilege: "42501",
+  undefined_table: "42P01",
+  duplicate_database: "42P04",
+  invalid_catalog_name: "3D000",
+  object_in_use: "55006",
+  admin_shutdown: "57P01",
+  raise_exception: "P0001",
+  invalid_text_representation: "22P02",
+} as const;
+
+export type PgErrorName = keyof typeof CODES;
+
+/** The SQLSTATE of a PostgreSQL error, or undefined for anything else. */
+export function pgCode(err: unknown): string | undefined {
+  if (typeof err === "object" && err !== null && "code" in err) {
+    const code = (err as { code: unknown }).code;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+export function isPgError(err: unknown, name: PgErrorName): boolean {
+  return pgCode(err) === CODES[name];
+}
+
+/** Whatever was thrown, as an Error (strings and objects are wrapped). */
+export function toError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  return new Error(typeof thrown === "string" ? thrown : JSON.stringify(thrown), { cause: thrown });
+}

@@ -1,0 +1,245 @@
+// Kysely's view of the tables in db/migrations. Invariant: this file matches
+// the migrations column for column; tests/db-schema.test.ts compares it with
+// information_schema so drift fails a test instead of a query at run time.
+// Generated<T> marks columns the database fills (defaults, identities).
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+/** jsonb: written as a JSON string or value, read back parsed. */
+type Json<T> = ColumnType<T, T | string, T | string>;
+type GeneratedJson<T> = ColumnType<T, T | string | undefined, T | string>;
+/** bigint identity: postgres.js returns int8 as a string to keep precision. */
+type BigIntId = ColumnType<string, never, never>;
+type Int8 = ColumnType<string, number | string | bigint | undefined, number | string | bigint>;
+
+export type TargetKind = "proxmox" | "ssh" | "container";
+export type MessageKind = "operator" | "assistant" | "tool_results" | "system_note";
+export type TurnKind = "operator" | "continuation";
+export type TurnStatus = "queued" | "running" | "completed" | "failed" | "aborted" | "interrupted" | "cancelled";
+export type PlanStatus = "pending_approval" | "approved" | "rejected" | "expired" | "superseded";
+export type ExecutionMode = "sync" | "async";
+export type Risk = "read_only" | "config_mutation" | "destructive";
+export type ExecutionStatus =
+  | "pending_approval"
+  | "approved"
+  | "running"
+  | "completed"
+  | "failed"
+  | "timed_out"
+  | "cancelled"
+  | "rejected";
+export type ApprovalKind = "plan" | "execution";
+export type ApprovalStatus = "pending" | "approved" | "rejected" | "expired";
+export type DecidedVia = "button" | "chat" | "expiry";
+export type WindowCloseReason = "expired" | "revoked" | "continuation_limit";
+
+export const TERMINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = [
+  "completed",
+  "failed",
+  "timed_out",
+  "cancelled",
+  "rejected",
+];
+
+export interface OperatorsTable {
+  id: Generated<string>;
+  username: string;
+  password_hash: string;
+  created_at: GeneratedTimestamp;
+}
+
+export interface OperatorLoginsTable {
+  token_sha256: string;
+  operator_id: string;
+  created_at: GeneratedTimestamp;
+  expires_at: Timestamp;
+}
+
+export interface TargetsTable {
+  name: string;
+  kind: TargetKind;
+  host: string | null;
+  port: number | null;
+  username: string | null;
+  private_key_path: string | null;
+  host_key_sha256: string | null;
+  node: string | null;
+  vmid: number | null;
+  created_by_session_id: string | null;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface SessionsTable {
+  id: Generated<string>;
+  title: Generated<string>;
+  operator_id: string | null;
+  created_at: GeneratedTimestamp;
+}
+
+export interface TurnsTable {
+  id: Generated<string>;
+  session_id: string;
+  kind: TurnKind;
+  status: Generated<TurnStatus>;
+  input: GeneratedJson<unknown>;
+  iterations: Generated<number>;
+  error: string | null;
+  owner: string | null;
+  lease_expires_at: Timestamp | null;
+  created_at: GeneratedTimestamp;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+}
+
+export interface MessagesTable {
+  id: BigIntId;
+  session_id: string;
+  turn_id: string | null;
+  kind: MessageKind;
+  content: Json<unknown[]>;
+  created_at: GeneratedTimestamp;
+}
+
+export interface PlansTable {
+  id: Generated<string>;
+  session_id: string;
+  goal: string;
+  steps: Json<unknown[]>;
+  status: Generated<PlanStatus>;
+  created_at: GeneratedTimestamp;
+  decided_at: Timestamp | null;
+}
+
+export interface ExecutionsTable {
+  id: Generated<string>;
+  session_id: string | null;
+  plan_id: string | null;
+  turn_id: string | null;
+  target: string;
+  command: string;
+  description: string | null;
+  mode: Generated<ExecutionMode>;
+  risk: Risk;
+  status: Generated<ExecutionStatus>;
+  timeout_s: Generated<number>;
+  exit_code: number | null;
+  signal: string | null;
+  stdout: Generated<string>;
+  stderr: Generated<string>;
+  stdout_dropped_bytes: Int8;
+  stderr_dropped_bytes: Int8;
+  error: string | null;
+  runner_owner: string | null;
+  lease_expires_at: Timestamp | null;
+  cancel_requested_at: Timestamp | null;
+  created_at: GeneratedTimestamp;
+  approved_at: Timestamp | null;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+}
+
+export interface ApprovalsTable {
+  id: Generated<string>;
+  session_id: string;
+  kind: ApprovalKind;
+  plan_id: string | null;
+  execution_id: string | null;
+  status: Generated<ApprovalStatus>;
+  confirmation_phrase: string | null;
+  decided_by: string | null;
+  decided_via: DecidedVia | null;
+  created_at: GeneratedTimestamp;
+  expires_at: Timestamp;
+  decided_at: Timestamp | null;
+}
+
+export interface AssentWindowsTable {
+  id: Generated<string>;
+  session_id: string;
+  plan_id: string | null;
+  scope_targets: ColumnType<string[], string[] | undefined, string[]>;
+  preauthorized: GeneratedJson<unknown[]>;
+  opened_by: string;
+  opened_at: GeneratedTimestamp;
+  expires_at: Timestamp;
+  continuations: Generated<number>;
+  closed_at: Timestamp | null;
+  close_reason: WindowCloseReason | null;
+}
+
+export interface PlanExecutionsTable {
+  execution_id: string;
+  session_id: string;
+  plan_id: string | null;
+  continued_at: Timestamp | null;
+  claimed_by: string | null;
+  claim_expires_at: Timestamp | null;
+  delivered_turn_id: string | null;
+  created_at: GeneratedTimestamp;
+}
+
+export interface SessionEventsTable {
+  id: BigIntId;
+  session_id: string;
+  turn_id: string | null;
+  type: string;
+  data: GeneratedJson<unknown>;
+  created_at: GeneratedTimestamp;
+}
+
+export interface AuditEventsTable {
+  id: BigIntId;
+  at: GeneratedTimestamp;
+  txid: Int8;
+  actor: string;
+  table_name: string;
+  operation: "INSERT" | "UPDATE" | "DELETE";
+  row_key: string;
+  session_id: string | null;
+  old_row: Json<Record<string, unknown>> | null;
+  new_row: Json<Record<string, unknown>> | null;
+  changed_columns: string[] | null;
+}
+
+export interface AuditTimelineView {
+  id: BigIntId;
+  at: Date;
+  session_id: string | null;
+  actor: string;
+  table_name: string;
+  operation: string;
+  row_key: string;
+  what: string;
+}
+
+export interface Database {
+  operators: OperatorsTable;
+  operator_logins: OperatorLoginsTable;
+  targets: TargetsTable;
+  sessions: SessionsTable;
+  turns: TurnsTable;
+  messages: MessagesTable;
+  plans: PlansTable;
+  executions: ExecutionsTable;
+  approvals: ApprovalsTable;
+  assent_windows: AssentWindowsTable;
+  nomos_plan_executions: PlanExecutionsTable;
+  session_events: SessionEventsTable;
+  "audit.events": AuditEventsTable;
+  "audit.timeline": AuditTimelineView;
+}
+
+export type Execution = Selectable<ExecutionsTable>;
+export type NewExecution = Insertable<ExecutionsTable>;
+export type ExecutionUpdate = Updateable<ExecutionsTable>;
+export type Session = Selectable<SessionsTable>;
+export type Turn = Selectable<TurnsTable>;
+export type Message = Selectable<MessagesTable>;
+export type Plan = Selectable<PlansTable>;
+export type Approval = Selectable<ApprovalsTable>;
+export type AssentWindow = Selectable<AssentWindowsTable>;
+export type Target = Selectable<TargetsTable>;
+export type PlanExecution = Selectable<PlanExecutionsTable>;
+export type SessionEvent = Selectable<SessionEventsTable>;

@@ -1,0 +1,92 @@
+// The composition root: the only module that reads the environment, builds
+// the services and wires them together. Start-up order: configuration,
+// logger, database (embedded when DATABASE_URL is unset), migrations, HTTP.
+// Shutdown (SIGINT/SIGTERM) runs in reverse: stop taking requests, let work
+// in flight finish, close the pool, stop the embedded database.
+import { serve } from "@hono/node-server";
+import { ConfigError, loadConfig } from "./config/env.js";
+import { migrate } from "./db/migrate.js";
+import { openDatabase } from "./db/open.js";
+import { createApp } from "./http/app.js";
+import { createLogger, type Logger } from "./log/logger.js";
+
+type Stop = () => Promise<void>;
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger({ level: config.log.level, format: config.log.format });
+  const stops: Stop[] = [];
+  const shutdown = shutdownOnce(log, stops);
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+
+  try {
+    const opened = await openDatabase(config, log);
+    stops.push(() => opened.close());
+    const { db } = opened;
+    const migrated = await migrate(db.sql);
+    log.info(
+      { applied: migrated.applied.map((m) => m.file), alreadyApplied: migrated.alreadyApplied, source: opened.source },
+      "database ready",
+    );
+
+    const app = createApp({
+      log,
+      health: {
+        database: async () => {
+          const started = performance.now();
+          await db.sql`SELECT 1`;
+          return { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
+        },
+      },
+    });
+    const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
+      s.once("error", reject);
+    });
+    stops.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // Event streams never end on their own: cut idle keep-alives so close() returns.
+          (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+        }),
+    );
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : config.http.port;
+    log.info({ url: `http://${config.http.host}:${port}` }, "Nomos is listening");
+  } catch (err) {
+    log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
+    await shutdown("start-up failure", 1);
+  }
+}
+
+function shutdownOnce(log: Logger, stops: Stop[]) {
+  let started = false;
+  return async (reason: string, code = 0): Promise<void> => {
+    if (started) return;
+    started = true;
+    log.info({ reason }, "shutting down");
+    for (const stop of [...stops].reverse()) {
+      try {
+        await stop();
+      } catch (err) {
+        log.error({ err }, "error while shutting down");
+        code = code || 1;
+      }
+    }
+    log.info("stopped");
+    process.exit(code);
+  };
+}
+
+await main();
