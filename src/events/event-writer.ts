@@ -1,0 +1,59 @@
+// Writes one turn's events as they happen, without a row and a NOTIFY per
+// token: consecutive text_delta events are coalesced into one row, flushed
+// every flushMs or as soon as any other event arrives (so order is kept:
+// text streamed before a tool_use is stored before it). Invariant: after
+// flush() resolves, every event emitted before it is stored and notified.
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.js";
+import { type NewSessionEvent, sessionEventsAppend } from "./session-events.js";
+
+export class EventWriter {
+  private pendingText = "";
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly sessionId: string,
+    private readonly turnId: string | null,
+    private readonly flushMs = 50,
+  ) {}
+
+  /** Streams a piece of assistant text (coalesced with its neighbours). */
+  text(delta: string): void {
+    if (delta === "") return;
+    this.pendingText += delta;
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+  }
+
+  /** Any other event: stored after the text before it. */
+  emit(type: Exclude<NewSessionEvent["type"], "text_delta">, data: Record<string, unknown>): Promise<void> {
+    return this.enqueue([...this.takeText(), { sessionId: this.sessionId, turnId: this.turnId, type, data }]);
+  }
+
+  flush(): Promise<void> {
+    return this.enqueue(this.takeText());
+  }
+
+  private takeText(): NewSessionEvent[] {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pendingText === "") return [];
+    const text = this.pendingText;
+    this.pendingText = "";
+    return [{ sessionId: this.sessionId, turnId: this.turnId, type: "text_delta", data: { text } }];
+  }
+
+  private enqueue(events: NewSessionEvent[]): Promise<void> {
+    const next = this.chain.then(async () => {
+      if (this.failure) throw this.failure;
+      if (events.length > 0) await sessionEventsAppend(this.db, events);
+    });
+    // Keep the chain alive after a failure, but remember it for the caller.
+    this.chain = next.catch((err: Error) => {
+      this.failure ??= err;
+    });
+    return next;
+  }
+}

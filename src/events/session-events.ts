@@ -1,0 +1,103 @@
+// The session event stream's storage: every event a browser sees on
+// GET /api/sessions/:id/events is a row of session_events, whose id is the
+// SSE event id. Invariants:
+// - An event is appended in the transaction that caused it (a decided
+//   approval and its approval_decided event commit together, or neither).
+// - Appending NOTIFYs 'nomos_session_events' with the session id, so a
+//   stream served by any process learns there is more to read. PostgreSQL
+//   folds identical NOTIFYs of one transaction into one, and readers fetch
+//   everything after the last id they sent, so a burst of events costs one
+//   wake-up, not one per event.
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.js";
+
+export const SESSION_EVENTS_CHANNEL = "nomos_session_events";
+
+export type SessionEventType =
+  | "turn_started"
+  | "text_delta"
+  | "tool_use"
+  | "tool_result"
+  | "plan_proposed"
+  | "approval_requested"
+  | "approval_decided"
+  | "execution_updated"
+  | "assent_changed"
+  | "message"
+  | "turn_finished"
+  | "error";
+
+export interface NewSessionEvent {
+  sessionId: string;
+  turnId?: string | null;
+  type: SessionEventType;
+  data: Record<string, unknown>;
+}
+
+export interface StoredSessionEvent {
+  id: string;
+  sessionId: string;
+  turnId: string | null;
+  type: SessionEventType;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** Appends events (in order) and wakes the streams; pass a transaction to tie them to a change. */
+export async function sessionEventsAppend(
+  db: Kysely<Database>,
+  events: NewSessionEvent[],
+): Promise<{ ids: string[] }> {
+  if (events.length === 0) return { ids: [] };
+  const rows = await db
+    .insertInto("session_events")
+    .values(
+      events.map((e) => ({
+        session_id: e.sessionId,
+        turn_id: e.turnId ?? null,
+        type: e.type,
+        data: JSON.stringify(e.data),
+      })),
+    )
+    .returning("id")
+    .execute();
+  const sessions = [...new Set(events.map((e) => e.sessionId))];
+  for (const sessionId of sessions) {
+    await db.selectNoFrom((eb) => eb.fn("pg_notify", [eb.val(SESSION_EVENTS_CHANNEL), eb.val(sessionId)]).as("n")).execute();
+  }
+  // Identity values come back in insertion order within one INSERT.
+  return { ids: rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)) };
+}
+
+/** Events of a session after the given id (exclusive), oldest first. */
+export async function sessionEventsAfter(
+  db: Kysely<Database>,
+  params: { sessionId: string; afterId: string; limit?: number },
+): Promise<StoredSessionEvent[]> {
+  const rows = await db
+    .selectFrom("session_events")
+    .selectAll()
+    .where("session_id", "=", params.sessionId)
+    .where("id", ">", params.afterId)
+    .orderBy("id")
+    .limit(params.limit ?? 500)
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    sessionId: r.session_id,
+    turnId: r.turn_id,
+    type: r.type as SessionEventType,
+    data: r.data as Record<string, unknown>,
+    createdAt: r.created_at,
+  }));
+}
+
+/** The id of a session's newest event, "0" when it has none. */
+export async function sessionEventsLastId(db: Kysely<Database>, params: { sessionId: string }): Promise<string> {
+  const row = await db
+    .selectFrom("session_events")
+    .select((eb) => eb.fn.max("id").as("last"))
+    .where("session_id", "=", params.sessionId)
+    .executeTakeFirst();
+  return row?.last ? String(row.last) : "0";
+}
