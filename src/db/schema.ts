@@ -6,9 +6,13 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type GeneratedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-/** jsonb: written as a JSON string or value, read back parsed. */
-type Json<T> = ColumnType<T, T | string, T | string>;
-type GeneratedJson<T> = ColumnType<T, T | string | undefined, T | string>;
+/**
+ * jsonb: written as the plain value (postgres.js serializes objects and
+ * arrays itself; a JSON.stringify'd string would be stored as a JSON string),
+ * read back parsed.
+ */
+type Json<T> = ColumnType<T, T, T>;
+type GeneratedJson<T> = ColumnType<T, T | undefined, T>;
 /** bigint identity: postgres.js returns int8 as a string to keep precision. */
 type BigIntId = ColumnType<string, never, never>;
 type Int8 = ColumnType<string, number | string | bigint | undefined, number | string | bigint>;

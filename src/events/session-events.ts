@@ -56,7 +56,7 @@ export async function sessionEventsAppend(
         session_id: e.sessionId,
         turn_id: e.turnId ?? null,
         type: e.type,
-        data: JSON.stringify(e.data),
+        data: e.data,
       })),
     )
     .returning("id")
