@@ -22,3 +22,58 @@ export async function makeExecution(db: Db, values: Partial<Insertable<Database[
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** An assent window, open for `minutes` (negative: already expired). */
+export async function makeWindow(db: Db, sessionId: string, minutes = 30) {
+  const opened = new Date(Date.now() - 60_000 + Math.min(0, minutes) * 60_000);
+  return db
+    .insertInto("assent_windows")
+    .values({
+      session_id: sessionId,
+      opened_by: "operator:test",
+      opened_at: opened,
+      expires_at: new Date(Date.now() + minutes * 60_000),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** An async execution of a session, running, linked in nomos_plan_executions as the runner would leave it. */
+export async function makeRunningExecution(db: Db, sessionId: string, values: Partial<Insertable<Database["executions"]>> = {}) {
+  const e = await makeExecution(db, {
+    session_id: sessionId,
+    status: "approved",
+    approved_at: new Date(),
+    command: "docker compose up -d",
+    risk: "config_mutation",
+    ...values,
+  });
+  await db.insertInto("nomos_plan_executions").values({ execution_id: e.id, session_id: sessionId }).execute();
+  await db
+    .updateTable("executions")
+    .set({ status: "running", started_at: new Date(), runner_owner: "test", lease_expires_at: new Date(Date.now() + 60_000) })
+    .where("id", "=", e.id)
+    .execute();
+  return e;
+}
+
+/** Finishes a running execution the way the runner does: one UPDATE to a terminal state. */
+export async function finishExecution(
+  db: Db,
+  id: string,
+  result: { status?: "completed" | "failed" | "timed_out"; exitCode?: number; stdout?: string; stderr?: string } = {},
+) {
+  return db
+    .updateTable("executions")
+    .set({
+      status: result.status ?? "completed",
+      exit_code: result.exitCode ?? (result.status === "failed" ? 1 : 0),
+      stdout: result.stdout ?? "",
+      stderr: result.stderr ?? "",
+      finished_at: new Date(),
+    })
+    .where("id", "=", id)
+    .where("status", "=", "running")
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}

@@ -1,0 +1,164 @@
+// Turns "these executions finished" into continuation turns.
+//
+//   notify(executionId) ─┐                     ┌─ claim (ledger.ts: window open? under the
+//   poke(sessionId) ─────┼─> pending sessions ─┤   loop guard? one conditional UPDATE)
+//   sweep ───────────────┘   (a Set: coalesced) └─> startTurn(notes) -> mark delivered
+//
+// Invariants:
+// - Coalescing: a session is queued at most once. Notifications that arrive
+//   while it waits fold into that one entry, and one claim takes every
+//   finished result of the session, so results finishing close together
+//   ride one continuation turn.
+// - Order and concurrency: a session is dispatched by one worker at a time
+//   here (and by one process at a time, through the claim); different
+//   sessions go in parallel up to `concurrency`. A session poked while being
+//   dispatched is dispatched again afterwards, never concurrently.
+// - Marked before running: the claim commits before the turn is started, so
+//   a turn that fails cannot re-trigger itself, and a crash in between
+//   leaves a claim with a lease that the sweep hands to another process.
+import { sql } from "kysely";
+import type { Db } from "../db/connect.js";
+import { withActor } from "../db/with-actor.js";
+import { sessionEventsAppend } from "../events/session-events.js";
+import type { Logger } from "../log/logger.js";
+import { planExecutionsClaimForSession, planExecutionsMarkDelivered } from "./ledger.js";
+import { executionNote } from "./notes.js";
+
+/** How the agent is re-invoked: Turns.chatWith in production. */
+export type StartContinuationTurn = (params: {
+  sessionId: string;
+  notes: string[];
+  executionIds: string[];
+  reason: "executions" | "approval" | "recovered";
+}) => Promise<{ turnId: string }>;
+
+export interface DispatcherOptions {
+  db: Db;
+  log: Logger;
+  /** This process, as recorded in claimed_by. */
+  owner: string;
+  startTurn: StartContinuationTurn;
+  maxContinuations: number;
+  /** How long a claim may wait for its turn before another process may take it over. */
+  leaseSeconds?: number;
+  /** Sessions dispatched at once. */
+  concurrency?: number;
+}
+
+interface Pending {
+  /** Notes to send even with no execution claimed (e.g. "approved by the operator"). */
+  extraNotes: string[];
+}
+
+export class ContinuationDispatcher {
+  private readonly pending = new Map<string, Pending>();
+  private readonly running = new Map<string, Promise<void>>();
+  private stopped = false;
+  private readonly leaseSeconds: number;
+  private readonly concurrency: number;
+  private readonly log: Logger;
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.leaseSeconds = o.leaseSeconds ?? 30;
+    this.concurrency = o.concurrency ?? 16;
+    this.log = o.log.child({ component: "continuation" });
+  }
+
+  /** An execution finished (from NOTIFY): find its session and queue it. */
+  async notify(executionId: string): Promise<void> {
+    if (!/^[0-9a-f-]{36}$/i.test(executionId)) {
+      this.log.warn({ payload: executionId }, "ignoring a malformed nomos_execution_finished payload");
+      return;
+    }
+    const row = await this.o.db.kysely
+      .selectFrom("nomos_plan_executions")
+      .select(["session_id", "continued_at"])
+      .where("execution_id", "=", executionId)
+      .executeTakeFirst();
+    if (!row || row.continued_at !== null) return; // not linked to a session, or already continued
+    this.poke(row.session_id);
+  }
+
+  /** Something may be ready for this session: queue it (coalesced). */
+  poke(sessionId: string, extraNotes: string[] = []): void {
+    if (this.stopped) return;
+    const entry = this.pending.get(sessionId);
+    if (entry) entry.extraNotes.push(...extraNotes);
+    else this.pending.set(sessionId, { extraNotes: [...extraNotes] });
+    this.pump();
+  }
+
+  /** Dispatches a claim recovered from a crashed process (already claimed by us). */
+  async redeliver(sessionId: string, executionIds: string[]): Promise<void> {
+    const notes = await this.notesFor(executionIds);
+    const { turnId } = await this.o.startTurn({ sessionId, notes, executionIds, reason: "recovered" });
+    await planExecutionsMarkDelivered(this.o.db.kysely, { executionIds, turnId });
+  }
+
+  /** Resolves when nothing is pending or running (tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.pending.clear();
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private pump(): void {
+    for (const [sessionId, entry] of this.pending) {
+      if (this.running.size >= this.concurrency) return;
+      if (this.running.has(sessionId)) continue; // runs again when the current dispatch ends
+      this.pending.delete(sessionId);
+      const work = this.dispatch(sessionId, entry)
+        .catch((err: unknown) => this.log.error({ err, sessionId }, "continuation dispatch failed"))
+        .finally(() => {
+          this.running.delete(sessionId);
+          this.pump();
+        });
+      this.running.set(sessionId, work);
+    }
+  }
+
+  private async dispatch(sessionId: string, entry: Pending): Promise<void> {
+    const log = this.log.child({ sessionId });
+    const outcome = await withActor(this.o.db.kysely, "system:continuation", (tx) =>
+      planExecutionsClaimForSession(tx, {
+        sessionId,
+        owner: this.o.owner,
+        leaseSeconds: this.leaseSeconds,
+        maxContinuations: this.o.maxContinuations,
+        countEmpty: entry.extraNotes.length > 0,
+      }),
+    );
+    if (outcome.kind === "window_closed" || outcome.kind === "nothing") return;
+    if (outcome.kind === "limit_reached") {
+      const message =
+        `Stopped after ${outcome.limit} continuation turns in this assent window (the loop guard). ` +
+        "Finished results wait for your next message; approve again to let the agent continue on its own.";
+      log.warn({ limit: outcome.limit }, "continuation limit reached; window closed");
+      await sessionEventsAppend(this.o.db.kysely, [
+        { sessionId, type: "error", data: { message, reason: "continuation_limit" } },
+        { sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: "continuation_limit" } },
+      ]);
+      return;
+    }
+    const notes = [...entry.extraNotes, ...(await this.notesFor(outcome.executionIds))];
+    const reason = outcome.executionIds.length > 0 ? "executions" : "approval";
+    const { turnId } = await this.o.startTurn({ sessionId, notes, executionIds: outcome.executionIds, reason });
+    await planExecutionsMarkDelivered(this.o.db.kysely, { executionIds: outcome.executionIds, turnId });
+    log.debug({ turnId, executions: outcome.executionIds.length }, "continuation dispatched");
+  }
+
+  private async notesFor(executionIds: string[]): Promise<string[]> {
+    if (executionIds.length === 0) return [];
+    const rows = await this.o.db.kysely
+      .selectFrom("executions")
+      .selectAll()
+      .where("id", "in", executionIds)
+      .orderBy(sql`finished_at`)
+      .execute();
+    return rows.map(executionNote);
+  }
+}
