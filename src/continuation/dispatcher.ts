@@ -18,7 +18,6 @@
 //   leaves a claim with a lease that the sweep hands to another process.
 import { sql } from "kysely";
 import type { Db } from "../db/connect.js";
-import { withActor } from "../db/with-actor.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 import type { Logger } from "../log/logger.js";
 import { planExecutionsClaimForSession, planExecutionsMarkDelivered } from "./ledger.js";
@@ -123,15 +122,14 @@ export class ContinuationDispatcher {
 
   private async dispatch(sessionId: string, entry: Pending): Promise<void> {
     const log = this.log.child({ sessionId });
-    const outcome = await withActor(this.o.db.kysely, "system:continuation", (tx) =>
-      planExecutionsClaimForSession(tx, {
-        sessionId,
-        owner: this.o.owner,
-        leaseSeconds: this.leaseSeconds,
-        maxContinuations: this.o.maxContinuations,
-        countEmpty: entry.extraNotes.length > 0,
-      }),
-    );
+    const outcome = await planExecutionsClaimForSession(this.o.db, {
+      sessionId,
+      owner: this.o.owner,
+      actor: "system:continuation",
+      leaseSeconds: this.leaseSeconds,
+      maxContinuations: this.o.maxContinuations,
+      countEmpty: entry.extraNotes.length > 0,
+    });
     if (outcome.kind === "window_closed" || outcome.kind === "nothing") return;
     if (outcome.kind === "limit_reached") {
       const message =
@@ -144,11 +142,12 @@ export class ContinuationDispatcher {
       ]);
       return;
     }
-    const notes = [...entry.extraNotes, ...(await this.notesFor(outcome.executionIds))];
-    const reason = outcome.executionIds.length > 0 ? "executions" : "approval";
-    const { turnId } = await this.o.startTurn({ sessionId, notes, executionIds: outcome.executionIds, reason });
-    await planExecutionsMarkDelivered(this.o.db.kysely, { executionIds: outcome.executionIds, turnId });
-    log.debug({ turnId, executions: outcome.executionIds.length }, "continuation dispatched");
+    const executionIds = outcome.executions.map((e) => e.id);
+    const notes = [...entry.extraNotes, ...outcome.executions.map(executionNote)];
+    const reason = executionIds.length > 0 ? "executions" : "approval";
+    const { turnId } = await this.o.startTurn({ sessionId, notes, executionIds, reason });
+    await planExecutionsMarkDelivered(this.o.db.kysely, { executionIds, turnId });
+    log.debug({ turnId, executions: executionIds.length }, "continuation dispatched");
   }
 
   private async notesFor(executionIds: string[]): Promise<string[]> {

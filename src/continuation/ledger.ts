@@ -10,10 +10,28 @@
 // - A claim whose turn never started (its process died) is taken over by one
 //   other process after its lease; a delivered claim never is.
 import { sql, type Kysely } from "kysely";
-import type { Database } from "../db/schema.js";
+import type { Db } from "../db/connect.js";
+import type { Database, ExecutionStatus } from "../db/schema.js";
+import { withActor } from "../db/with-actor.js";
+
+/** What a note needs to know of a claimed execution. */
+export interface ClaimedExecution {
+  id: string;
+  status: ExecutionStatus;
+  exit_code: number | null;
+  signal: string | null;
+  target: string;
+  command: string;
+  stdout: string;
+  stderr: string;
+  error: string | null;
+  stdout_dropped_bytes: string;
+  stderr_dropped_bytes: string;
+  finished_at: string | null;
+}
 
 export type ClaimOutcome =
-  | { kind: "claimed"; executionIds: string[]; windowId: string; continuations: number }
+  | { kind: "claimed"; executions: ClaimedExecution[]; windowId: string; continuations: number }
   | { kind: "nothing" }
   | { kind: "window_closed" }
   | { kind: "limit_reached"; windowId: string; limit: number };
@@ -21,6 +39,7 @@ export type ClaimOutcome =
 export interface ClaimParams {
   sessionId: string;
   owner: string;
+  actor: string;
   leaseSeconds: number;
   /** At most this many continuation turns per window (NOMOS_MAX_CONTINUATIONS). */
   maxContinuations: number;
@@ -29,43 +48,75 @@ export interface ClaimParams {
 }
 
 /**
- * Claims every finished, not yet continued execution of a session in one
- * statement (so results finishing close together ride one turn), provided
- * the session's window is open and under its continuation limit. Run inside
- * a transaction (withActor); the window row stays locked until it commits.
+ * Claims every finished, not yet continued execution of a session (so
+ * results finishing close together ride one turn), provided the session's
+ * window is open and under its continuation limit, and counts the turn
+ * against the window — in ONE statement, sent pipelined with the actor in
+ * one transaction, because this is the hot path between a NOTIFY and the
+ * agent hearing about it.
+ *
+ * Concurrency: the window row is locked FOR UPDATE, so claimers of one
+ * session queue; the one that waited re-checks continued_at IS NULL on the
+ * newest row versions (READ COMMITTED's re-check) and claims nothing twice.
  */
-export async function planExecutionsClaimForSession(tx: Kysely<Database>, p: ClaimParams): Promise<ClaimOutcome> {
-  const window = await sql<{ id: string; continuations: number }>`
-    SELECT id, continuations FROM assent_windows
-     WHERE session_id = ${p.sessionId} AND closed_at IS NULL AND expires_at > now()
-       FOR UPDATE`
-    .execute(tx)
-    .then((r) => r.rows[0]);
-  if (!window) return { kind: "window_closed" };
+export async function planExecutionsClaimForSession(db: Db, p: ClaimParams): Promise<ClaimOutcome> {
+  const [, rows] = await db.sql.begin((tx) => [
+    tx`SELECT set_config('nomos.actor', ${p.actor}, true)`,
+    tx<{ window_id: string | null; before: number | null; claimed: ClaimedExecution[] }[]>`
+      WITH win AS (
+        SELECT id, continuations FROM assent_windows
+         WHERE session_id = ${p.sessionId} AND closed_at IS NULL AND expires_at > now()
+           FOR UPDATE
+      ), claimed AS (
+        UPDATE nomos_plan_executions npe
+           SET continued_at = now(),
+               claimed_by = ${p.owner},
+               claim_expires_at = now() + make_interval(secs => ${p.leaseSeconds})
+          FROM executions e, win
+         WHERE e.id = npe.execution_id
+           AND npe.session_id = ${p.sessionId}
+           AND npe.continued_at IS NULL
+           AND execution_is_terminal(e.status)
+           AND win.continuations < ${p.maxContinuations}
+        RETURNING e.id, e.status, e.exit_code, e.signal, e.target, e.command, e.stdout, e.stderr,
+                  e.error, e.stdout_dropped_bytes::text, e.stderr_dropped_bytes::text, e.finished_at
+      ), bump AS (
+        UPDATE assent_windows w SET continuations = w.continuations + 1
+          FROM win
+         WHERE w.id = win.id
+           AND win.continuations < ${p.maxContinuations}
+           AND (${p.countEmpty ?? false}::boolean OR EXISTS (SELECT 1 FROM claimed))
+        RETURNING w.continuations
+      )
+      SELECT (SELECT id FROM win) AS window_id,
+             (SELECT continuations FROM win) AS before,
+             coalesce((SELECT json_agg(c ORDER BY c.finished_at) FROM claimed c), '[]'::json) AS claimed`,
+  ]);
+  const result = rows[0];
+  if (!result?.window_id) return { kind: "window_closed" };
+  const before = result.before ?? 0;
+  if (before >= p.maxContinuations) return closeAtLimit(db, p, result.window_id);
+  if (result.claimed.length === 0 && !p.countEmpty) return { kind: "nothing" };
+  return { kind: "claimed", executions: result.claimed, windowId: result.window_id, continuations: before + 1 };
+}
 
-  if (window.continuations >= p.maxContinuations) {
-    // The loop guard. Results stay un-continued (the operator's next message
-    // carries them); the window closes so nothing runs on its own any more.
+/**
+ * The loop guard tripped. Results stay un-continued (the operator's next
+ * message carries them); if any are waiting, the window closes so nothing
+ * runs on its own any more and the operator is told why.
+ */
+async function closeAtLimit(db: Db, p: ClaimParams, windowId: string): Promise<ClaimOutcome> {
+  return withActor(db.kysely, p.actor, async (tx) => {
     const [waiting] = await claimable(tx, p.sessionId);
-    if (!waiting && !p.countEmpty) return { kind: "nothing" };
+    if (!waiting && !p.countEmpty) return { kind: "nothing" } as const;
     await tx
       .updateTable("assent_windows")
       .set({ closed_at: sql<Date>`now()`, close_reason: "continuation_limit" })
-      .where("id", "=", window.id)
+      .where("id", "=", windowId)
       .where("closed_at", "is", null)
       .execute();
-    return { kind: "limit_reached", windowId: window.id, limit: p.maxContinuations };
-  }
-
-  const claimed = await claimFinished(tx, p);
-  if (claimed.length === 0 && !p.countEmpty) return { kind: "nothing" };
-
-  await tx
-    .updateTable("assent_windows")
-    .set((eb) => ({ continuations: eb("continuations", "+", 1) }))
-    .where("id", "=", window.id)
-    .execute();
-  return { kind: "claimed", executionIds: claimed, windowId: window.id, continuations: window.continuations + 1 };
+    return { kind: "limit_reached", windowId, limit: p.maxContinuations } as const;
+  });
 }
 
 /**
