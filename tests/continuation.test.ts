@@ -118,6 +118,15 @@ describe("the notify path", () => {
     expect(row.continued_at).not.toBeNull();
     expect(row.claimed_by).toBe("a");
     expect(row.delivered_turn_id).toBe(started[0]!.turnId);
+    const audit = await t.db.kysely
+      .selectFrom("audit.events")
+      .select(["actor", "table_name"])
+      .where("row_key", "=", e.id)
+      .where("table_name", "=", "nomos_plan_executions")
+      .where("operation", "=", "UPDATE")
+      .orderBy("id")
+      .execute();
+    expect(audit[0]).toEqual({ actor: "system:continuation", table_name: "nomos_plan_executions" });
   });
 
   it("ignores executions that belong to no session and malformed payloads", async () => {

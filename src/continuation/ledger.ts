@@ -51,21 +51,22 @@ export interface ClaimParams {
  * Claims every finished, not yet continued execution of a session (so
  * results finishing close together ride one turn), provided the session's
  * window is open and under its continuation limit, and counts the turn
- * against the window — in ONE statement, sent pipelined with the actor in
- * one transaction, because this is the hot path between a NOTIFY and the
- * agent hearing about it.
+ * against the window — in ONE statement (its own transaction, the actor set
+ * inside it), one round trip, because this is the hot path between a NOTIFY
+ * and the agent hearing about it.
  *
  * Concurrency: the window row is locked FOR UPDATE, so claimers of one
  * session queue; the one that waited re-checks continued_at IS NULL on the
  * newest row versions (READ COMMITTED's re-check) and claims nothing twice.
  */
 export async function planExecutionsClaimForSession(db: Db, p: ClaimParams): Promise<ClaimOutcome> {
-  const [, rows] = await db.sql.begin((tx) => [
-    tx`SELECT set_config('nomos.actor', ${p.actor}, true)`,
-    tx<{ window_id: string | null; before: number | null; claimed: ClaimedExecution[] }[]>`
+  const rows = await db.sql<{ window_id: string | null; before: number | null; claimed: ClaimedExecution[] }[]>`
       WITH win AS (
         SELECT id, continuations FROM assent_windows
          WHERE session_id = ${p.sessionId} AND closed_at IS NULL AND expires_at > now()
+           -- the audit actor, set before any row changes: the audit
+           -- triggers are AFTER ROW triggers, fired when the statement ends
+           AND set_config('nomos.actor', ${p.actor}, true) IS NOT NULL
            FOR UPDATE
       ), claimed AS (
         UPDATE nomos_plan_executions npe
@@ -90,8 +91,7 @@ export async function planExecutionsClaimForSession(db: Db, p: ClaimParams): Pro
       )
       SELECT (SELECT id FROM win) AS window_id,
              (SELECT continuations FROM win) AS before,
-             coalesce((SELECT json_agg(c ORDER BY c.finished_at) FROM claimed c), '[]'::json) AS claimed`,
-  ]);
+             coalesce((SELECT json_agg(c ORDER BY c.finished_at) FROM claimed c), '[]'::json) AS claimed`;
   const result = rows[0];
   if (!result?.window_id) return { kind: "window_closed" };
   const before = result.before ?? 0;
@@ -180,18 +180,22 @@ export async function planExecutionsMarkDelivered(
  * un-continued rows, not the size of the history.
  */
 export async function planExecutionsPendingSessions(db: Kysely<Database>, p: { limit: number }): Promise<string[]> {
+  // The inner scan is the partial index alone (un-continued rows only: the
+  // pending and the still-running); each is then checked by primary key, so
+  // the plan does not change shape as history grows.
   const rows = await sql<{ session_id: string }>`
     SELECT DISTINCT pending.session_id
-      FROM (SELECT npe.session_id
+      FROM (SELECT npe.execution_id, npe.session_id
               FROM nomos_plan_executions npe
-              JOIN executions e ON e.id = npe.execution_id
              WHERE npe.continued_at IS NULL
-               AND execution_is_terminal(e.status)
              ORDER BY npe.created_at
-             LIMIT ${p.limit}) pending
+             LIMIT ${p.limit * 10}) pending
+      JOIN LATERAL (SELECT 1 FROM executions e
+                     WHERE e.id = pending.execution_id AND execution_is_terminal(e.status)) finished ON true
      WHERE EXISTS (SELECT 1 FROM assent_windows w
                     WHERE w.session_id = pending.session_id
-                      AND w.closed_at IS NULL AND w.expires_at > now())`.execute(db);
+                      AND w.closed_at IS NULL AND w.expires_at > now())
+     LIMIT ${p.limit}`.execute(db);
   return rows.rows.map((r) => r.session_id);
 }
 
