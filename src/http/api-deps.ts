@@ -44,13 +44,14 @@ export interface ExecutionsPort {
 
 /**
  * An error a port throws to say what went wrong in the caller's terms: the
- * routes answer not_found with 404, conflict with 409, bad_request with 400.
+ * routes answer not_found with 404, conflict with 409, bad_request with 400,
+ * unavailable with 503.
  * Anything else a port throws is a 500.
  */
 export class PortError extends Error {
   override name = "PortError";
   constructor(
-    readonly kind: "not_found" | "conflict" | "bad_request",
+    readonly kind: "not_found" | "conflict" | "bad_request" | "unavailable",
     message: string,
     readonly field?: string,
     options?: { cause?: unknown },
@@ -74,4 +75,16 @@ export interface ApiDeps {
   loginTtlSeconds?: number;
   /** SSE heartbeat interval; 15 s by default. */
   heartbeatMs?: number;
+}
+
+/**
+ * Ports for a build where the agent or the runner is not wired in: every
+ * call answers 503 saying so, and reading (sessions, events, approvals,
+ * executions) keeps working. main.ts replaces them with the real ones.
+ */
+export function portsNotWired(what: string): AgentPort & ExecutionsPort {
+  const refuse = async (): Promise<never> => {
+    throw new PortError("unavailable", `${what} is not running in this process; reading works, acting does not`);
+  };
+  return { chat: refuse, abort: refuse, decideApproval: refuse, revokeAssent: refuse, cancel: refuse };
 }
