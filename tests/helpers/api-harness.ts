@@ -16,6 +16,8 @@ export const ORIGIN = "http://localhost";
 
 export class RecordingPorts {
   calls: { method: string; args: unknown[] }[] = [];
+  /** The turn the last chat() queued. */
+  lastTurnId: string | undefined;
 
   constructor(private readonly db: Db) {}
 
@@ -33,6 +35,7 @@ export class RecordingPorts {
           .returning("id")
           .executeTakeFirstOrThrow();
       });
+      this.lastTurnId = turn.id;
       return { turnId: turn.id };
     },
     abort: async (sessionId) => {

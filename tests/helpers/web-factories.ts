@@ -46,10 +46,20 @@ export async function makeAssentWindow(db: Db, values: { session_id: string; min
     .executeTakeFirstOrThrow();
 }
 
-export async function makeTurn(db: Db, values: { session_id: string; kind?: "operator" | "continuation" }) {
+export async function makeTurn(
+  db: Db,
+  values: { session_id: string; kind?: "operator" | "continuation"; status?: "running" | "completed" },
+) {
+  const status = values.status ?? "running";
   return db
     .insertInto("turns")
-    .values({ session_id: values.session_id, kind: values.kind ?? "operator", status: "running", started_at: new Date() })
+    .values({
+      session_id: values.session_id,
+      kind: values.kind ?? "operator",
+      status,
+      started_at: new Date(),
+      finished_at: status === "running" ? null : new Date(),
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
