@@ -123,7 +123,10 @@ describe("the page", () => {
       .execute();
     await appendEvents(t.db.kysely, s.id, turn.id, [
       ["turn_started", { turnId: turn.id, kind: "operator" }],
-      ["text_delta", { text: "Here is the plan. Approve it and I will carry it out." }],
+      ["text_delta", { text: "Let me see what I can use." }],
+      ["tool_use", { id: "lt1", name: "list_targets", input: {} }],
+      ["tool_result", { toolUseId: "lt1", isError: false, content: "pve1 (proxmox)\nnas (ssh)" }],
+      ["text_delta", { text: "Here is the plan. **Approve** it and I will carry it out; each step runs on `pve1` or in the new container." }],
       ["plan_proposed", { planId: plan.id, approvalId: approval.id, goal: plan.goal, steps: plan.steps }],
       ["approval_requested", { approval: { id: approval.id, kind: "plan", status: "pending", planId: plan.id } }],
       ["turn_finished", { turnId: turn.id, status: "completed" }],

@@ -35,7 +35,8 @@ function useExecution(ctx: CardContext, id: string | undefined | null): Executio
 
 function CancelButton({ execution, ctx }: { execution: Execution; ctx: CardContext }) {
   const [busy, setBusy] = useState(false);
-  if (TERMINAL.has(execution.status)) return null;
+  // A step still waiting for approval is rejected, not cancelled; a finished one is history.
+  if (execution.status !== "approved" && execution.status !== "running") return null;
   return (
     <button
       class="btn small danger-outline"
@@ -121,7 +122,9 @@ function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
     <div class="decide">
       {phrase && (
         <label class="confirm">
-          This step is destructive. Type <code>{phrase}</code> to approve it:
+          <span>
+            This step is destructive. Type <code>{phrase}</code> to approve it:
+          </span>
           <input
             class="confirm-input"
             autocomplete="off"

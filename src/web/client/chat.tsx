@@ -190,7 +190,10 @@ export function Chat({ sessionId, onChanged }: { sessionId: string; onChanged():
   const ctx: CardContext = {
     approvals: t.approvals,
     executions: t.executions,
-    onApproval: (a: Approval) => setT((prev) => ({ ...prev, approvals: { ...prev.approvals, [a.id]: { ...prev.approvals[a.id], ...a } } })),
+    onApproval: (a: Approval) => {
+      setT((prev) => ({ ...prev, approvals: { ...prev.approvals, [a.id]: { ...prev.approvals[a.id], ...a } } }));
+      onChanged(); // the session list's pending count
+    },
     onExecution: (x: Execution) => setT((prev) => ({ ...prev, executions: { ...prev.executions, [x.id]: x } })),
   };
 
