@@ -148,6 +148,18 @@ describe("the event stream", () => {
     expect(a.hub.health()).toMatchObject({ ok: true });
   });
 
+  it("keeps streaming after the LISTEN connection is cut: it reconnects and re-reads", async () => {
+    const s = await makeSession(t.db.kysely);
+    const reader = await open(reqA, s.id);
+    await t.db.sql`
+      SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name = 'nomos-events'`;
+    // Written while process A's listener may be down: the reconnect wakes the stream to re-read.
+    const ids = await appendEvents(t.db.kysely, s.id, null, deltas(1, 2));
+    const got = await reader.events(2);
+    expect(got.map((m) => m.id)).toEqual(ids);
+  });
+
   it("400 for a malformed Last-Event-ID or ?after; 404 for an unknown session", async () => {
     const s = await makeSession(t.db.kysely);
     const bad = await reqA(`/api/sessions/${s.id}/events`, { headers: { "last-event-id": "abc" } });

@@ -128,7 +128,7 @@ function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
   );
 }
 
-export function Chat({ sessionId, onChanged }: { sessionId: string; onChanged(): void }) {
+export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; listTitle?: string; onChanged(): void }) {
   const [t, setT] = useState<Timeline>(emptyTimeline());
   const [title, setTitle] = useState("");
   const [text, setText] = useState("");
@@ -226,7 +226,7 @@ export function Chat({ sessionId, onChanged }: { sessionId: string; onChanged():
   return (
     <div class="chat">
       <header class="chat-head">
-        <h2 class="title">{title}</h2>
+        <h2 class="title">{listTitle ?? title}</h2>
         {connection !== "live" && <span class="conn">{connection}…</span>}
         <AssentBar t={t} sessionId={sessionId} onAssent={(assent) => setT((prev) => ({ ...prev, assent }))} />
       </header>

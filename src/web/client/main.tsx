@@ -127,7 +127,11 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           <p class="notice">{n}</p>
         ))}
         {current ? (
-          <Chat sessionId={current} onChanged={() => void load()} />
+          <Chat
+            sessionId={current}
+            listTitle={sessions.find((s) => s.id === current)?.title}
+            onChanged={() => void load()}
+          />
         ) : (
           <div class="welcome">
             <p>Pick a session, or start a new one.</p>
