@@ -246,6 +246,42 @@ describe("the page", () => {
     expect(closed.close_reason).toBe("revoked");
   });
 
+  it("execution status updates live on its card, and a running one can be cancelled from it", async () => {
+    const s = await makeSession(t.db.kysely, { title: "Async step" });
+    const turn = await makeTurn(t.db.kysely, { session_id: s.id });
+    const x = await makeExecution(t.db.kysely, { session_id: s.id, target: "web1", command: "apt-get install -y nginx", risk: "config_mutation" });
+    await appendEvents(t.db.kysely, s.id, turn.id, [
+      ["turn_started", { turnId: turn.id, kind: "operator" }],
+      ["tool_use", { id: "re1", name: "request_execution", input: { target: "web1", command: "apt-get install -y nginx" } }],
+      ["tool_result", { toolUseId: "re1", isError: false, content: `execution ${x.id} queued`, executionId: x.id }],
+      ["execution_updated", { execution: { ...x, status: "running" } }],
+    ]);
+    const page = await loggedIn();
+    await openSession(page, s.id);
+    const card = page.locator('[data-tool="request_execution"]');
+    await card.locator(".chip.st-running").waitFor();
+    await card.locator("summary").click();
+    api.ports.calls = [];
+    await card.locator("button:text('Cancel')").click();
+    await card.locator(".chip.st-cancelled").waitFor();
+    expect(api.ports.calls).toEqual([
+      { method: "cancel", args: [{ executionId: x.id, actor: "operator:alice", reason: "cancelled by operator:alice" }] },
+    ]);
+    // Another one finishing, as the runner reports it.
+    await appendEvents(t.db.kysely, s.id, turn.id, [
+      ["tool_use", { id: "re2", name: "request_execution", input: { target: "web1", command: "systemctl is-active nginx" } }],
+      ["tool_result", { toolUseId: "re2", isError: false, content: "queued", executionId: "11111111-1111-4111-8111-111111111111" }],
+      [
+        "execution_updated",
+        { execution: { id: "11111111-1111-4111-8111-111111111111", target: "web1", command: "systemctl is-active nginx", status: "completed", exitCode: 0, stdout: "active\n", stderr: "" } },
+      ],
+    ]);
+    const second = page.locator('[data-tool="request_execution"]').nth(1);
+    await second.locator(".chip.st-completed").waitFor();
+    expect(await second.locator(".chip").innerText()).toBe("completed · exit 0");
+    await shot(page, "execution-live");
+  });
+
   it("HTML in model text and command output is shown as text and never runs", async () => {
     const s = await makeSession(t.db.kysely, { title: "Hostile output" });
     const turn = await makeTurn(t.db.kysely, { session_id: s.id });

@@ -14,7 +14,8 @@ export interface CardContext {
   approvals: Record<string, Approval>;
   executions: Record<string, Execution>;
   onApproval(a: Approval): void;
-  onExecution(x: Execution): void;
+  /** ifAbsent: a fetched row, which must not overwrite a newer one an event brought meanwhile. */
+  onExecution(x: Execution, options?: { ifAbsent?: boolean }): void;
 }
 
 function StatusChip({ status, exitCode }: { status: string; exitCode?: number | null }) {
@@ -27,7 +28,7 @@ function useExecution(ctx: CardContext, id: string | undefined | null): Executio
   useEffect(() => {
     if (!id || known) return;
     api<Record<string, unknown>>("GET", `/api/executions/${id}`)
-      .then((x) => ctx.onExecution(executionFrom(x)))
+      .then((x) => ctx.onExecution(executionFrom(x), { ifAbsent: true }))
       .catch(() => {});
   }, [id, known === undefined]);
   return known;

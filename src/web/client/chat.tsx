@@ -194,7 +194,10 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       setT((prev) => ({ ...prev, approvals: { ...prev.approvals, [a.id]: { ...prev.approvals[a.id], ...a } } }));
       onChanged(); // the session list's pending count
     },
-    onExecution: (x: Execution) => setT((prev) => ({ ...prev, executions: { ...prev.executions, [x.id]: x } })),
+    onExecution: (x: Execution, options?: { ifAbsent?: boolean }) =>
+      setT((prev) =>
+        options?.ifAbsent && prev.executions[x.id] ? prev : { ...prev, executions: { ...prev.executions, [x.id]: x } },
+      ),
   };
 
   const send = async () => {

@@ -82,7 +82,12 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
       setMenu(false);
     };
     addEventListener("hashchange", onHash);
-    return () => removeEventListener("hashchange", onHash);
+    // Other sessions change too (a continuation asks for approval elsewhere): refresh the list now and then.
+    const timer = setInterval(() => void load().catch(() => {}), 15_000);
+    return () => {
+      removeEventListener("hashchange", onHash);
+      clearInterval(timer);
+    };
   }, []);
   const create = async () => {
     const { id } = await api<{ id: string }>("POST", "/api/sessions", {});
