@@ -3,6 +3,7 @@
 // oversized bodies, and that deciding and Stop call the agent with the
 // operator as the actor.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { portsNotWired } from "../src/http/api-deps.js";
 import { type ApiHarness, browser, loginCookie, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
@@ -304,6 +305,23 @@ describe("executions", () => {
       { method: "cancel", args: [{ executionId: x.id, actor: "operator:alice", reason: "cancelled by operator:alice" }] },
     ]);
     expect((await req(`/api/executions/${x.id}/cancel`, { method: "POST" })).status).toBe(409);
+  });
+});
+
+describe("a process without the agent wired in", () => {
+  it("answers acting routes with 503 saying so, while reading keeps working", async () => {
+    const notWired = portsNotWired("the agent");
+    const own = await startApi(t.db, t.url, { agent: notWired, executions: notWired });
+    try {
+      const r = browser(own.app, await loginCookie(own.app, t.db));
+      const s = await makeSession(t.db.kysely);
+      const res = await r(`/api/sessions/${s.id}/messages`, { method: "POST", body: { text: "hello" } });
+      expect(res.status).toBe(503);
+      expect(await json(res)).toMatchObject({ error: { code: "unavailable", message: expect.stringMatching(/^the agent is not running/) } });
+      expect((await r(`/api/sessions/${s.id}`)).status).toBe(200);
+    } finally {
+      await own.close();
+    }
   });
 });
 
