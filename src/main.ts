@@ -7,7 +7,11 @@ import { serve } from "@hono/node-server";
 import { ConfigError, loadConfig } from "./config/env.js";
 import { migrate } from "./db/migrate.js";
 import { openDatabase } from "./db/open.js";
+import { operatorEnsureFirst } from "./auth/operators.js";
+import { connect } from "./db/connect.js";
+import { portsNotWired } from "./http/api-deps.js";
 import { createApp } from "./http/app.js";
+import { SessionEventHub } from "./http/session-event-hub.js";
 import { createLogger, type Logger } from "./log/logger.js";
 
 type Stop = () => Promise<void>;
@@ -49,6 +53,19 @@ async function main(): Promise<void> {
       "database ready",
     );
 
+    // ── issue 6: operators, the event stream's LISTEN, the API and the page ──
+    const firstOperator = await operatorEnsureFirst(db.kysely, config.admin);
+    if (firstOperator) log.info({ username: firstOperator.username }, "first operator created from NOMOS_ADMIN_USER");
+    const eventsDb = connect(opened.url, { max: 1, applicationName: "nomos-events" });
+    stops.push(() => eventsDb.close());
+    const events = new SessionEventHub(eventsDb.sql, log);
+    await events.start();
+    // Replaced by the integrator with Turns/approvalDecide/assentWindowRevoke and executionCancel.
+    const notWired = portsNotWired("the agent");
+    const notices = config.model.apiKey
+      ? []
+      : ["No model key is set: the agent cannot answer. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy), then restart Nomos."];
+
     const app = createApp({
       log,
       health: {
@@ -57,7 +74,9 @@ async function main(): Promise<void> {
           await db.sql`SELECT 1`;
           return { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
         },
+        events: () => events.health(),
       },
+      api: { db: db.kysely, agent: notWired, executions: notWired, events, apiToken: config.apiToken, notices },
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
@@ -71,6 +90,9 @@ async function main(): Promise<void> {
           (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
         }),
     );
+    // Stops run in reverse: this one first, so open event streams end and
+    // the server's close() is not kept waiting by them.
+    stops.push(() => events.stop());
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.http.port;
     log.info({ url: `http://${config.http.host}:${port}` }, "Nomos is listening");

@@ -10,6 +10,8 @@ import { startEmbeddedPostgres } from "./embedded.js";
 
 export interface OpenedDatabase {
   db: Db;
+  /** Where it is, for connections of their own (the event stream's LISTEN). */
+  url: string;
   /** "external" for DATABASE_URL, "embedded" for the one we started. */
   source: "external" | "embedded";
   close(): Promise<void>;
@@ -26,6 +28,7 @@ export async function openDatabase(
   let closing: Promise<void> | undefined;
   return {
     db,
+    url,
     source: embedded ? "embedded" : "external",
     close() {
       closing ??= db.close().finally(() => embedded?.stop());

@@ -1,0 +1,59 @@
+// Approvals: list (by session, by status) and decide with the buttons.
+// The route checks what it can answer precisely (unknown id 404, already
+// decided 409, wrong typed confirmation 400 naming body.confirmation) before
+// the agent decides; the agent's own checks still guard races.
+import { Hono } from "hono";
+import { z } from "zod";
+import { type AuthEnv } from "../../auth/middleware.js";
+import type { ApiDeps } from "../api-deps.js";
+import { HttpError, notFound } from "../http-error.js";
+import { approvalGet, approvalList } from "../read/approval-read.js";
+import { validate } from "../validate.js";
+import { idParam, uuidParam } from "./ids.js";
+import { viaPort } from "./port-errors.js";
+
+const listQuery = z.object({
+  session: uuidParam.optional(),
+  status: z.enum(["pending", "approved", "rejected", "expired"]).optional(),
+});
+
+const decideBody = z.object({
+  decision: z.enum(["approve", "reject"]),
+  confirmation: z.string().max(500).optional(),
+});
+
+export function approvalRoutes(deps: ApiDeps) {
+  return new Hono<AuthEnv>()
+    .get("/api/approvals", validate("query", listQuery), async (c) => {
+      const { session, status } = c.req.valid("query");
+      return c.json({ approvals: await approvalList(deps.db, { sessionId: session, status }) });
+    })
+    .post("/api/approvals/:id", validate("param", idParam), validate("json", decideBody), async (c) => {
+      const { id } = c.req.valid("param");
+      const { decision, confirmation } = c.req.valid("json");
+      const approval = await approvalGet(deps.db, { approvalId: id });
+      if (!approval) throw notFound("approval", id);
+      if (approval.status !== "pending") {
+        throw new HttpError("conflict", `approval ${id} is already ${approval.status}; a decision is made once`);
+      }
+      if (decision === "approve" && approval.confirmationPhrase && confirmation?.trim() !== approval.confirmationPhrase) {
+        throw new HttpError(
+          "bad_request",
+          `body.confirmation: this step is destructive; type "${approval.confirmationPhrase}" to approve it`,
+          "body.confirmation",
+        );
+      }
+      const actor = c.get("actor");
+      await viaPort(() =>
+        deps.agent.decideApproval({
+          approvalId: id,
+          decision,
+          ...(confirmation !== undefined ? { confirmation: confirmation.trim() } : {}),
+          actor,
+          via: "button",
+        }),
+      );
+      deps.log.info({ approvalId: id, decision, actor }, "approval decided");
+      return c.json(await approvalGet(deps.db, { approvalId: id }));
+    });
+}

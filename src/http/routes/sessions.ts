@@ -1,0 +1,79 @@
+// Sessions: create, list, read (transcript + assent window + lastEventId),
+// send a message (queues a turn on the agent), Stop (revoke the assent
+// window and abort the running turn). Every write runs as the operator.
+import { Hono } from "hono";
+import { z } from "zod";
+import { type AuthEnv } from "../../auth/middleware.js";
+import { withActor } from "../../db/with-actor.js";
+import type { ApiDeps } from "../api-deps.js";
+import { notFound } from "../http-error.js";
+import { assentWindowRead, sessionExists, sessionGet, sessionList } from "../read/session-read.js";
+import { validate } from "../validate.js";
+import { idParam } from "./ids.js";
+import { viaPort } from "./port-errors.js";
+
+const DEFAULT_TITLE = "New session";
+
+export function sessionRoutes(deps: ApiDeps) {
+  const mustExist = async (sessionId: string) => {
+    if (!(await sessionExists(deps.db, { sessionId }))) throw notFound("session", sessionId);
+  };
+
+  return new Hono<AuthEnv>()
+    .post(
+      "/api/sessions",
+      validate("json", z.object({ title: z.string().trim().min(1).max(200).optional() }).default({})),
+      async (c) => {
+        const { title } = c.req.valid("json");
+        const op = c.get("operator");
+        const row = await withActor(deps.db, c.get("actor"), (tx) =>
+          tx
+            .insertInto("sessions")
+            .values({ title: title ?? DEFAULT_TITLE, operator_id: op.id })
+            .returning(["id", "title", "created_at"])
+            .executeTakeFirstOrThrow(),
+        );
+        return c.json({ id: row.id, title: row.title, createdAt: row.created_at }, 201);
+      },
+    )
+    .get("/api/sessions", async (c) => c.json({ sessions: await sessionList(deps.db) }))
+    .get("/api/sessions/:id", validate("param", idParam), async (c) => {
+      const { id } = c.req.valid("param");
+      const session = await sessionGet(deps.db, { sessionId: id });
+      if (!session) throw notFound("session", id);
+      return c.json(session);
+    })
+    .post(
+      "/api/sessions/:id/messages",
+      validate("param", idParam),
+      validate("json", z.object({ text: z.string().trim().min(1, "must not be empty").max(20_000) })),
+      async (c) => {
+        const { id } = c.req.valid("param");
+        const { text } = c.req.valid("json");
+        await mustExist(id);
+        const actor = c.get("actor");
+        // A session still called "New session" is named after its first words.
+        await withActor(deps.db, actor, (tx) =>
+          tx
+            .updateTable("sessions")
+            .set({ title: text.replace(/\s+/g, " ").slice(0, 60) })
+            .where("id", "=", id)
+            .where("title", "=", DEFAULT_TITLE)
+            .execute(),
+        );
+        const { turnId } = await viaPort(() => deps.agent.chat(id, text, actor));
+        return c.json({ turnId }, 202);
+      },
+    )
+    .delete("/api/sessions/:id/assent", validate("param", idParam), async (c) => {
+      const { id } = c.req.valid("param");
+      await mustExist(id);
+      const actor = c.get("actor");
+      // Close the window first, so nothing the aborted turn leaves behind can
+      // start a continuation; then stop the turn itself.
+      await viaPort(() => deps.agent.revokeAssent(id, actor));
+      await viaPort(() => deps.agent.abort(id));
+      deps.log.info({ sessionId: id, actor }, "Stop: assent revoked, turn aborted");
+      return c.json({ assent: await assentWindowRead(deps.db, { sessionId: id }) });
+    });
+}

@@ -1,0 +1,284 @@
+/** @jsxImportSource hono/jsx/dom */
+// One session's chat: loads the transcript and approvals, then replays and
+// follows the event stream from the start (?after=0), so a refresh in the
+// middle of a turn shows everything and keeps streaming; if the connection
+// drops, EventSource reconnects with Last-Event-ID and the server resumes
+// after it. The composer sends messages; the assent badge shows the time
+// left and Stop, which revokes the window and aborts the turn on the server.
+import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { api } from "./api.js";
+import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
+import { Markdown } from "./markdown.js";
+import {
+  type ApiEvent,
+  type Approval,
+  applyEvent,
+  approvalFrom,
+  emptyTimeline,
+  entries,
+  type Execution,
+  runningTurn,
+  type Timeline,
+  type Turn,
+} from "./timeline.js";
+
+const EVENT_TYPES = [
+  "turn_started",
+  "text_delta",
+  "tool_use",
+  "tool_result",
+  "plan_proposed",
+  "approval_requested",
+  "approval_decided",
+  "execution_updated",
+  "assent_changed",
+  "message",
+  "turn_finished",
+  "error",
+];
+
+interface SessionJson {
+  id: string;
+  title: string;
+  assent: { open: boolean; expiresAt: string | null };
+  messages: { id: string; kind: string; content: unknown; createdAt: string }[];
+}
+
+function left(expiresAt: string | null, now: number): string {
+  if (!expiresAt) return "";
+  const s = Math.max(0, Math.round((Date.parse(expiresAt) - now) / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string; onAssent(a: Timeline["assent"]): void }) {
+  const [now, setNow] = useState(Date.now());
+  const [stopping, setStopping] = useState(false);
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  const open = t.assent.open && (!t.assent.expiresAt || Date.parse(t.assent.expiresAt) > now);
+  const running = runningTurn(t);
+  if (!open && !running) return <div class="assent off">Nomos asks before acting</div>;
+  return (
+    <div class={`assent ${open ? "on" : "off"}`}>
+      {open ? (
+        <span class="badge" title="Nomos may carry out the approved plan without asking again until then">
+          Autonomy on · <span class="time-left">{left(t.assent.expiresAt, now)}</span> left
+        </span>
+      ) : (
+        <span class="badge">Working…</span>
+      )}
+      <button
+        class="btn stop"
+        disabled={stopping}
+        onClick={async () => {
+          setStopping(true);
+          try {
+            const r = await api<{ assent: { open: boolean; expiresAt: string | null } }>(
+              "DELETE",
+              `/api/sessions/${sessionId}/assent`,
+            );
+            onAssent({ open: r.assent.open, expiresAt: r.assent.expiresAt });
+          } catch (err) {
+            alert((err as Error).message);
+          } finally {
+            setStopping(false);
+          }
+        }}
+      >
+        ■ Stop
+      </button>
+    </div>
+  );
+}
+
+function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
+  return (
+    <article class={`turn ${turn.kind} st-${turn.status}`} data-turn={turn.turnId}>
+      {turn.kind === "continuation" && (
+        <div class="system-start">
+          ↻ Started by Nomos, nobody typed
+          {turn.executionIds.length > 0
+            ? ` — execution ${turn.executionIds.map((id) => id.slice(0, 8)).join(", ")} finished`
+            : turn.reason
+              ? ` — ${turn.reason}`
+              : ""}
+        </div>
+      )}
+      {turn.parts.map((p) =>
+        p.type === "text" ? (
+          <Markdown text={p.text} />
+        ) : p.type === "tool" ? (
+          p.name === "propose_plan" ? null : (
+            <ToolCard part={p} ctx={ctx} />
+          )
+        ) : p.type === "plan" ? (
+          <PlanCard part={p} ctx={ctx} />
+        ) : p.type === "approval" ? (
+          <ApprovalCard approvalId={p.approvalId} ctx={ctx} />
+        ) : (
+          <div class="turn-error" role="alert">{p.message}</div>
+        ),
+      )}
+      {turn.status === "running" && <div class="typing" aria-label="Nomos is working"><i /><i /><i /></div>}
+      {turn.status === "aborted" && <div class="turn-note">Stopped by the operator.</div>}
+      {turn.status === "failed" && <div class="turn-note">This turn failed.</div>}
+    </article>
+  );
+}
+
+export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; listTitle?: string; onChanged(): void }) {
+  const [t, setT] = useState<Timeline>(emptyTimeline());
+  const [title, setTitle] = useState("");
+  const [text, setText] = useState("");
+  const [sendError, setSendError] = useState("");
+  const [connection, setConnection] = useState<"connecting" | "live" | "reconnecting">("connecting");
+  const bottom = useRef<HTMLDivElement>(null);
+  const follow = useRef(true);
+
+  useEffect(() => {
+    let es: EventSource | undefined;
+    let closed = false;
+    setT(emptyTimeline());
+    setConnection("connecting");
+    const refreshApprovals = async () => {
+      const { approvals } = await api<{ approvals: Record<string, unknown>[] }>("GET", `/api/approvals?session=${sessionId}`);
+      setT((prev) => {
+        const merged = { ...prev.approvals };
+        for (const a of approvals.map(approvalFrom)) merged[a.id] = a;
+        return { ...prev, approvals: merged };
+      });
+    };
+    void (async () => {
+      const s = await api<SessionJson>("GET", `/api/sessions/${sessionId}`);
+      if (closed) return;
+      setTitle(s.title);
+      const base = emptyTimeline();
+      base.assent = s.assent;
+      base.operator = s.messages
+        .filter((m) => m.kind === "operator")
+        .map((m) => ({
+          key: `m${m.id}`,
+          at: m.createdAt,
+          text: Array.isArray(m.content) ? m.content.map((b: { text?: string }) => b.text ?? "").join("") : String(m.content),
+        }));
+      setT(base);
+      await refreshApprovals();
+      if (closed) return;
+      es = new EventSource(`/api/sessions/${sessionId}/events?after=0`);
+      es.addEventListener("ready", () => setConnection("live"));
+      es.onerror = () => setConnection("reconnecting");
+      const onEvent = (ev: MessageEvent) => {
+        const e = JSON.parse(ev.data as string) as ApiEvent;
+        setT((prev) => applyEvent(prev, e));
+        if (e.type === "approval_requested" || e.type === "approval_decided") void refreshApprovals();
+        if (e.type === "turn_finished") onChanged();
+      };
+      for (const type of EVENT_TYPES) es.addEventListener(type, onEvent as EventListener);
+    })().catch((err: Error) => setSendError(err.message));
+    return () => {
+      closed = true;
+      es?.close();
+    };
+  }, [sessionId]);
+
+  useEffect(() => {
+    if (follow.current) bottom.current?.scrollIntoView({ block: "end" });
+  });
+
+  const ctx: CardContext = {
+    approvals: t.approvals,
+    executions: t.executions,
+    onApproval: (a: Approval) => {
+      setT((prev) => ({ ...prev, approvals: { ...prev.approvals, [a.id]: { ...prev.approvals[a.id], ...a } } }));
+      onChanged(); // the session list's pending count
+    },
+    onExecution: (x: Execution, options?: { ifAbsent?: boolean }) =>
+      setT((prev) =>
+        options?.ifAbsent && prev.executions[x.id] ? prev : { ...prev, executions: { ...prev.executions, [x.id]: x } },
+      ),
+  };
+
+  const send = async () => {
+    const words = text.trim();
+    if (!words) return;
+    setSendError("");
+    setText("");
+    const key = `local${Date.now()}`;
+    setT((prev) => ({
+      ...prev,
+      operator: [
+        ...prev.operator,
+        { key, text: words, pending: true, local: true, at: prev.lastAt ? new Date(Date.parse(prev.lastAt) + 1).toISOString() : new Date().toISOString() },
+      ],
+    }));
+    follow.current = true;
+    try {
+      await api("POST", `/api/sessions/${sessionId}/messages`, { text: words });
+      setT((prev) => ({ ...prev, operator: prev.operator.map((m) => (m.key === key ? { ...m, pending: false } : m)) }));
+      onChanged();
+    } catch (err) {
+      setSendError((err as Error).message);
+      setT((prev) => ({ ...prev, operator: prev.operator.filter((m) => m.key !== key) }));
+      setText(words);
+    }
+  };
+
+  const list = entries(t);
+  return (
+    <div class="chat">
+      <header class="chat-head">
+        <h2 class="title">{listTitle ?? title}</h2>
+        {connection !== "live" && <span class="conn">{connection}…</span>}
+        <AssentBar t={t} sessionId={sessionId} onAssent={(assent) => setT((prev) => ({ ...prev, assent }))} />
+      </header>
+      <div
+        class="scroll"
+        onScroll={(e: Event) => {
+          const el = e.currentTarget as HTMLElement;
+          follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+        }}
+      >
+        {list.length === 0 && (
+          <div class="empty">Ask Nomos for something: “Create a Debian container on pve1 running nginx”.</div>
+        )}
+        {list.map((e) =>
+          e.kind === "operator" ? (
+            <div class={`msg operator${e.message.pending ? " pending" : ""}`}>
+              <div class="bubble">{e.message.text}</div>
+            </div>
+          ) : (
+            <TurnView turn={e.turn} ctx={ctx} />
+          ),
+        )}
+        <div ref={bottom} />
+      </div>
+      <form
+        class="composer"
+        onSubmit={(e: Event) => {
+          e.preventDefault();
+          void send();
+        }}
+      >
+        <textarea
+          name="text"
+          rows={2}
+          placeholder="Message Nomos…  (Enter to send, Shift+Enter for a new line)"
+          value={text}
+          onInput={(e: Event) => setText((e.target as HTMLTextAreaElement).value)}
+          onKeyDown={(e: KeyboardEvent) => {
+            if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+        />
+        <button class="btn send" type="submit" disabled={text.trim() === ""}>
+          Send
+        </button>
+      </form>
+      {sendError && <div class="form-error" role="alert">{sendError}</div>}
+    </div>
+  );
+}

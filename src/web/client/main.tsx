@@ -1,0 +1,169 @@
+/** @jsxImportSource hono/jsx/dom */
+/// <reference lib="dom" />
+// The page's entry: who is logged in (or the first-operator form when there
+// is none), the session list, and the chat of the selected session (its id
+// in the URL hash, so a refresh and the back button keep the place).
+import { render, useEffect, useState } from "hono/jsx/dom";
+import { api } from "./api.js";
+import { Chat } from "./chat.js";
+
+interface Me {
+  operator: { username: string } | null;
+  needsSetup: boolean;
+  notices: string[];
+}
+
+interface SessionItem {
+  id: string;
+  title: string;
+  lastActivityAt: string;
+  pendingApprovals: number;
+}
+
+function Login({ me, onDone }: { me: Me; onDone(): void }) {
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState("");
+  const setup = me.needsSetup;
+  return (
+    <main class="login">
+      <form
+        class="login-card"
+        onSubmit={async (e: Event) => {
+          e.preventDefault();
+          setError("");
+          try {
+            await api("POST", setup ? "/api/setup" : "/api/login", { username, password });
+            onDone();
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <h1>Nomos</h1>
+        <p class="sub">{setup ? "Create the first operator account." : "Log in to operate your homelab."}</p>
+        {me.notices.map((n) => (
+          <p class="notice">{n}</p>
+        ))}
+        <label>
+          Username
+          <input name="username" autocomplete="username" value={username} onInput={(e: Event) => setUsername((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          Password
+          <input
+            name="password"
+            type="password"
+            autocomplete={setup ? "new-password" : "current-password"}
+            value={password}
+            onInput={(e: Event) => setPassword((e.target as HTMLInputElement).value)}
+          />
+        </label>
+        {error && <div class="form-error" role="alert">{error}</div>}
+        <button class="btn primary" type="submit">
+          {setup ? "Create operator" : "Log in"}
+        </button>
+      </form>
+    </main>
+  );
+}
+
+const hashSession = () => /^#\/s\/([0-9a-f-]{36})$/.exec(location.hash)?.[1];
+
+function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
+  const [sessions, setSessions] = useState<SessionItem[]>([]);
+  const [current, setCurrent] = useState<string | undefined>(hashSession());
+  const [menu, setMenu] = useState(false);
+  const load = async () => setSessions((await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions);
+  useEffect(() => {
+    void load();
+    const onHash = () => {
+      setCurrent(hashSession());
+      setMenu(false);
+    };
+    addEventListener("hashchange", onHash);
+    // Other sessions change too (a continuation asks for approval elsewhere): refresh the list now and then.
+    const timer = setInterval(() => void load().catch(() => {}), 15_000);
+    return () => {
+      removeEventListener("hashchange", onHash);
+      clearInterval(timer);
+    };
+  }, []);
+  const create = async () => {
+    const { id } = await api<{ id: string }>("POST", "/api/sessions", {});
+    await load();
+    location.hash = `#/s/${id}`;
+  };
+  return (
+    <div class={`app${menu ? " menu-open" : ""}`}>
+      <aside class="sidebar">
+        <div class="brand">
+          <span>Nomos</span>
+          <button class="btn small" onClick={create}>
+            + New
+          </button>
+        </div>
+        <nav class="sessions">
+          {sessions.map((s) => (
+            <a class={`session${s.id === current ? " current" : ""}`} href={`#/s/${s.id}`}>
+              <span class="session-title">{s.title}</span>
+              {s.pendingApprovals > 0 && <span class="pending-count" title="approvals waiting">{s.pendingApprovals}</span>}
+            </a>
+          ))}
+        </nav>
+        <div class="who">
+          {me.operator?.username}
+          <button
+            class="btn small link"
+            onClick={async () => {
+              await api("POST", "/api/logout");
+              onLogout();
+            }}
+          >
+            Log out
+          </button>
+        </div>
+      </aside>
+      <section class="main">
+        <button class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions">
+          ☰
+        </button>
+        {me.notices.map((n) => (
+          <p class="notice">{n}</p>
+        ))}
+        {current ? (
+          <Chat
+            sessionId={current}
+            listTitle={sessions.find((s) => s.id === current)?.title}
+            onChanged={() => void load()}
+          />
+        ) : (
+          <div class="welcome">
+            <p>Pick a session, or start a new one.</p>
+            <button class="btn primary" onClick={create}>
+              New session
+            </button>
+          </div>
+        )}
+      </section>
+    </div>
+  );
+}
+
+function App() {
+  const [me, setMe] = useState<Me | undefined>();
+  const [error, setError] = useState("");
+  const refresh = () =>
+    api<Me>("GET", "/api/me")
+      .then(setMe)
+      .catch((err: Error) => setError(err.message));
+  useEffect(() => {
+    void refresh();
+  }, []);
+  if (error) return <p class="boot form-error">Cannot reach Nomos: {error}</p>;
+  if (!me) return <p class="boot">Loading Nomos…</p>;
+  if (!me.operator) return <Login me={me} onDone={refresh} />;
+  return <Workspace me={me} onLogout={refresh} />;
+}
+
+render(<App />, document.getElementById("root")!);

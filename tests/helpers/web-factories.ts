@@ -1,0 +1,79 @@
+// Rows the web tests need besides sessions and executions: plans, approvals,
+// assent windows and events, written through the real tables as the agent
+// would write them.
+import type { Insertable, Kysely } from "kysely";
+import type { Database } from "../../src/db/schema.js";
+import { type NewSessionEvent, sessionEventsAppend } from "../../src/events/session-events.js";
+
+type Db = Kysely<Database>;
+
+export async function makePlan(db: Db, values: Partial<Insertable<Database["plans"]>> & { session_id: string }) {
+  return db
+    .insertInto("plans")
+    .values({
+      goal: "Install nginx in a new container",
+      steps: [
+        { title: "Create the container", target: "pve1" },
+        { title: "Install nginx", target: "web1", command: "apt-get install -y nginx" },
+      ],
+      ...values,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function makeApproval(
+  db: Db,
+  values: Partial<Insertable<Database["approvals"]>> & { session_id: string; kind: "plan" | "execution" },
+) {
+  return db
+    .insertInto("approvals")
+    .values({ expires_at: new Date(Date.now() + 3600_000), ...values })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function makeAssentWindow(db: Db, values: { session_id: string; minutes?: number }) {
+  return db
+    .insertInto("assent_windows")
+    .values({
+      session_id: values.session_id,
+      opened_by: "operator:alice",
+      scope_targets: ["pve1"],
+      expires_at: new Date(Date.now() + (values.minutes ?? 30) * 60_000),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function makeTurn(
+  db: Db,
+  values: { session_id: string; kind?: "operator" | "continuation"; status?: "running" | "completed" },
+) {
+  const status = values.status ?? "running";
+  return db
+    .insertInto("turns")
+    .values({
+      session_id: values.session_id,
+      kind: values.kind ?? "operator",
+      status,
+      started_at: new Date(),
+      finished_at: status === "running" ? null : new Date(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Appends events for one session/turn; returns their ids. */
+export async function appendEvents(
+  db: Db,
+  sessionId: string,
+  turnId: string | null,
+  events: [NewSessionEvent["type"], Record<string, unknown>][],
+) {
+  const { ids } = await sessionEventsAppend(
+    db,
+    events.map(([type, data]) => ({ sessionId, turnId, type, data })),
+  );
+  return ids;
+}
