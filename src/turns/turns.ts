@@ -39,6 +39,11 @@ export interface TurnsDeps {
   owner?: string;
   /** How often queued work of idle sessions is swept up (another process died mid-turn). */
   sweepMs?: number;
+  /**
+   * Notes that wait for the operator's next message (results that finished
+   * while no window was open); the continuation dispatcher provides it.
+   */
+  carryNotes?: (sessionId: string) => Promise<string[]>;
   /** EventWriter text-delta flush interval. */
   flushMs?: number;
 }
@@ -83,6 +88,7 @@ export class Turns {
       await this.abort(sessionId);
     }
     notes.push(...(await this.decideByWords(sessionId, text, reading.reading === "assent", actor)));
+    if (this.deps.carryNotes) notes.push(...(await this.deps.carryNotes(sessionId)));
     const { turnId } = await withActor(this.deps.db, actor, async (tx) => {
       const turn = await turnQueue(tx, { sessionId, kind: "operator", input: { text, actor } });
       await messageAppend(tx, { sessionId, turnId: turn.id, kind: "operator", content: [{ type: "text", text }] });
