@@ -3,7 +3,7 @@
 // operator words, and one running turn per session across processes, with
 // work that arrives meanwhile queued, coalesced and run next.
 import { describe, expect, it } from "vitest";
-import { SYSTEM_NOTE_PREFIX, historyLoad } from "../src/turns/history.js";
+import { SYSTEM_NOTE_PREFIX, historyLoad, historyToParams, type ReplayRow } from "../src/turns/history.js";
 import { turnClaimNext } from "../src/turns/turn-store.js";
 import { scriptedPolicy } from "../src/model-double/messages-double.js";
 import { useAgentHarness } from "./helpers/agent-harness.js";
@@ -161,5 +161,33 @@ describe("turns", () => {
     await expect(h.turns.chat(s.id, "   ", "operator:alice")).rejects.toThrow(/^text: /);
     await expect(h.turns.chatWith(s.id, [" "])).rejects.toThrow(/^notes: /);
     expect(await turnsOf(s.id)).toEqual([]);
+  });
+
+  it("orders rows by the turn that carries them and answers a tool_use a crash left without a result", () => {
+    const text = (t: string) => [{ type: "text", text: t }];
+    const rows: ReplayRow[] = [
+      { id: "1", kind: "operator", turnId: "T1", content: text("first") },
+      { id: "2", kind: "assistant", turnId: "T1", content: [{ type: "tool_use", id: "toolu_a", name: "list_targets", input: {} }] },
+      // Written while T1 was still running: belongs before T2's output, not between toolu_a and its result.
+      { id: "3", kind: "operator", turnId: "T2", content: text("second") },
+      { id: "4", kind: "tool_results", turnId: "T1", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: "pve1" }] },
+      { id: "5", kind: "assistant", turnId: "T1", content: [{ type: "tool_use", id: "toolu_b", name: "run", input: {} }] },
+      // T1's process died here: toolu_b never got a result.
+      { id: "6", kind: "system_note", turnId: "T2", content: text("turn T1 was interrupted") },
+    ];
+    expect(historyToParams(rows)).toEqual([
+      { role: "user", content: text("first") },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "list_targets", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: "pve1" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_b", name: "run", input: {} }] },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_b", is_error: true, content: expect.stringContaining("interrupted") },
+          { type: "text", text: "second" },
+          { type: "text", text: `${SYSTEM_NOTE_PREFIX}\nturn T1 was interrupted` },
+        ],
+      },
+    ]);
   });
 });

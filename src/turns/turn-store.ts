@@ -93,13 +93,19 @@ export async function turnClaimNext(
   }
 }
 
-export async function turnRenewLease(db: Kysely<Database>, p: { turnId: string; iterations: number }): Promise<void> {
-  await db
+/** Extends a running turn's lease; false when the turn is no longer running (it was declared lost). */
+export async function turnRenewLease(db: Kysely<Database>, p: { turnId: string; iterations?: number }): Promise<boolean> {
+  const row = await db
     .updateTable("turns")
-    .set({ iterations: p.iterations, lease_expires_at: sql`now() + make_interval(secs => ${TURN_LEASE_SECONDS})` })
+    .set({
+      ...(p.iterations !== undefined ? { iterations: p.iterations } : {}),
+      lease_expires_at: sql`now() + make_interval(secs => ${TURN_LEASE_SECONDS})`,
+    })
     .where("id", "=", p.turnId)
     .where("status", "=", "running")
-    .execute();
+    .returning("id")
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function turnFinish(

@@ -26,7 +26,15 @@ import { EventWriter } from "../events/event-writer.js";
 import type { Logger } from "../log/logger.js";
 import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
 import { messageAppend } from "./messages.js";
-import { turnClaimNext, turnFinish, turnQueue, turnRenewLease, turnsInterruptExpired, turnsSessionsWaiting } from "./turn-store.js";
+import {
+  TURN_LEASE_SECONDS,
+  turnClaimNext,
+  turnFinish,
+  turnQueue,
+  turnRenewLease,
+  turnsInterruptExpired,
+  turnsSessionsWaiting,
+} from "./turn-store.js";
 
 export interface TurnsDeps {
   db: Kysely<Database>;
@@ -196,14 +204,27 @@ export class Turns {
   private async runOne(sessionId: string, turnId: string, signal: AbortSignal): Promise<void> {
     const log = this.deps.log.child({ sessionId, turnId });
     const writer = new EventWriter(this.deps.db, sessionId, turnId, this.deps.flushMs);
+    // The heartbeat keeps the lease while a long step runs; a turn whose lease
+    // was taken (declared lost by another process) stops here.
+    const lost = new AbortController();
+    const heartbeat = setInterval(() => {
+      turnRenewLease(this.deps.db, { turnId })
+        .then((alive) => {
+          if (!alive) lost.abort(new Error("this turn's lease was lost"));
+        })
+        .catch((err: unknown) => log.warn({ err }, "could not renew the turn's lease"));
+    }, (TURN_LEASE_SECONDS * 1000) / 4);
+    heartbeat.unref();
     let outcome: AgentTurnOutcome;
     try {
       outcome = await this.deps.runTurn({
         sessionId,
         turnId,
-        signal,
+        signal: AbortSignal.any([signal, lost.signal]),
         writer,
-        onIteration: (iterations) => turnRenewLease(this.deps.db, { turnId, iterations }),
+        onIteration: async (iterations) => {
+          if (!(await turnRenewLease(this.deps.db, { turnId, iterations }))) lost.abort(new Error("this turn's lease was lost"));
+        },
       });
     } catch (err) {
       const error = toError(err);
@@ -211,6 +232,7 @@ export class Turns {
       outcome = { status: signal.aborted ? "aborted" : "failed", iterations: 0, error: error.message };
       await writer.emit("error", { message: `the turn failed: ${error.message}` }).catch(() => {});
     }
+    clearInterval(heartbeat);
     await writer.flush().catch((err: unknown) => log.error({ err }, "could not store the turn's last events"));
     const status = outcome.status === "aborted" && this.stopped ? "interrupted" : outcome.status;
     await turnFinish(this.deps.db, {
