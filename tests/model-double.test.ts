@@ -102,3 +102,23 @@ describe("Messages API double", () => {
     expect(String((err as Error).message)).toContain("Overloaded");
   });
 });
+
+describe("demo policy", () => {
+  it("turns operator words into the tool calls a model would make, and summarizes results", async () => {
+    const { demoPolicy } = await import("../src/model-double/demo-policy.js");
+    double.setPolicy(demoPolicy);
+    const run = await client.messages.stream(ask("run pve1 df -h /")).finalMessage();
+    expect(run.content[1]).toMatchObject({ type: "tool_use", name: "run", input: { target: "pve1", command: "df -h /" } });
+    const summary = await client.messages
+      .stream({
+        ...ask("x"),
+        messages: [
+          { role: "user", content: "run pve1 df -h /" },
+          { role: "assistant", content: [{ type: "tool_use", id: "toolu_d", name: "run", input: { target: "pve1", command: "df -h /" } }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_d", content: "/dev/sda1 24%" }] },
+        ],
+      })
+      .finalMessage();
+    expect(summary.content[0]).toMatchObject({ type: "text", text: expect.stringContaining("/dev/sda1 24%") });
+  });
+});
