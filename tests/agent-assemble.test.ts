@@ -5,6 +5,9 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assembleAgent } from "../src/agent/assemble.js";
+import { approvalDecide } from "../src/approvals/decide.js";
+import { scriptedPolicy } from "../src/model-double/messages-double.js";
+import { SYSTEM_NOTE_PREFIX } from "../src/turns/history.js";
 import { loadConfig } from "../src/config/env.js";
 import { sessionEventsAfter } from "../src/events/session-events.js";
 import { createLogger } from "../src/log/logger.js";
@@ -68,6 +71,38 @@ describe("assembleAgent", () => {
       expect(turn.status).toBe("failed");
       const events = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0" });
       expect(events.find((e) => e.type === "error")?.data.message).toContain("ANTHROPIC_API_KEY");
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it("a button approval re-invokes the agent with the decision as a system note", async () => {
+    const config = loadConfig({ ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: double.url });
+    const agent = assembleAgent({ config, db: t.db.kysely, executions: dbExecutionsPort(t.db.kysely), log });
+    try {
+      const s = await makeSession(t.db.kysely);
+      double.setPolicy(
+        scriptedPolicy([
+          { content: [{ type: "tool_use", name: "propose_plan", input: { goal: "install nginx on pve1", steps: [{ title: "install", target: "pve1" }] } }] },
+          { content: [{ type: "text", text: "Proposed; waiting for approval." }] },
+          { content: [{ type: "text", text: "Approved, carrying it out." }] },
+        ]),
+      );
+      await agent.turns.chat(s.id, "install nginx on pve1", "operator:alice");
+      await agent.turns.idle(s.id);
+      const card = await t.db.kysely.selectFrom("approvals").selectAll().where("session_id", "=", s.id).executeTakeFirstOrThrow();
+      await approvalDecide(agent.approvalDeps, { approvalId: card.id, decision: "approve", actor: "operator:alice", via: "button" });
+      await agent.turns.idle(s.id);
+      const last = double.requests.at(-1)!.messages.at(-1)!;
+      expect(last.role).toBe("user");
+      const text = (last.content as Array<{ text: string }>)[0]!.text;
+      expect(text.startsWith(SYSTEM_NOTE_PREFIX)).toBe(true);
+      expect(text).toContain(`The operator (operator:alice) approved plan "install nginx on pve1" (approval ${card.id})`);
+      const turns = await t.db.kysely.selectFrom("turns").select(["kind", "status"]).where("session_id", "=", s.id).orderBy("created_at").execute();
+      expect(turns).toEqual([
+        { kind: "operator", status: "completed" },
+        { kind: "continuation", status: "completed" },
+      ]);
     } finally {
       await agent.stop();
     }

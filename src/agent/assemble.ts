@@ -7,6 +7,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { Kysely } from "kysely";
 import { type ApprovalDeps, ApprovalExpiry } from "../approvals/decide.js";
+import { approvalsSettledNotes } from "../approvals/settled-notes.js";
 import type { Config } from "../config/env.js";
 import type { Database } from "../db/schema.js";
 import type { Logger } from "../log/logger.js";
@@ -45,11 +46,19 @@ export function assembleAgent(p: {
         maxRetries: p.maxRetries ?? 4,
       })
     : undefined;
+  // Until the continuation dispatcher (issue 5) provides its own, the agent
+  // hears button decisions through a continuation carrying them as notes.
+  const onApprovalsSettled =
+    p.onApprovalsSettled ??
+    (async (sessionId: string) => {
+      const notes = await approvalsSettledNotes(db, { sessionId });
+      if (notes.length > 0) await turns.chatWith(sessionId, notes, { reason: "approvals decided" });
+    });
   const approvalDeps: ApprovalDeps = {
     db,
     executions: p.executions,
     assentMinutes: config.assentMinutes,
-    ...(p.onApprovalsSettled ? { onApprovalsSettled: p.onApprovalsSettled } : {}),
+    onApprovalsSettled,
     log: log.child({ component: "approvals" }),
   };
   const agentLog = log.child({ component: "agent" });
