@@ -133,6 +133,34 @@ describe("gating inside a window", () => {
     expect((await executionsOf(s.id)).at(-1)).toMatchObject({ status: "approved", mode: "async" });
   });
 
+  it("pct_create needs the window; the container it creates joins the window's scope", async () => {
+    const outside = await makeSession(t.db.kysely);
+    h.double.setPolicy(
+      scriptedPolicy([
+        { content: [{ type: "tool_use", name: "pct_create", input: { node: "pve1", hostname: "web7", ostemplate: "local:vztmpl/debian-12.tar.zst" } }] },
+        { content: [{ type: "text", text: "Need a plan first." }] },
+      ]),
+    );
+    await h.turns.chat(outside.id, "make a container", "operator:alice");
+    await h.turns.idle(outside.id);
+    const refused = (h.double.requests.at(-1)!.messages.at(-1)!.content as Array<{ content: string; is_error?: boolean }>)[0]!;
+    expect(refused).toMatchObject({ is_error: true, content: expect.stringContaining("pct_create not run: no assent window is open") });
+
+    const s = await makeSession(t.db.kysely);
+    await approvePlan(s.id, [{ title: "create web8", target: "pve1" }]);
+    h.double.setPolicy(
+      scriptedPolicy([
+        { content: [{ type: "tool_use", name: "pct_create", input: { node: "pve1", hostname: "web8", ostemplate: "local:vztmpl/debian-12.tar.zst", vmid: 208 } }] },
+        { content: [{ type: "text", text: "Created." }] },
+      ]),
+    );
+    await h.turns.chat(s.id, "create it", "operator:alice");
+    await h.turns.idle(s.id);
+    expect((await assentWindowCurrent(t.db.kysely, { sessionId: s.id })).scopeTargets).toEqual(["pve1", "pve1/208", "web8"]);
+    expect(await agentRuns(s.id, "web8", "apt-get install -y nginx")).toContain("did: apt-get install -y nginx");
+    expect(await agentRuns(s.id, "pve1/208", "systemctl restart nginx")).toContain("did: systemctl restart nginx");
+  });
+
   it("asks for the typed phrase for destructive steps, and only that phrase approves", async () => {
     const s = await makeSession(t.db.kysely);
     await approvePlan(s.id, [{ title: "look around", target: "pve1" }]);

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { SYSTEM_NOTE_PREFIX, historyLoad, historyToParams, type ReplayRow } from "../src/turns/history.js";
 import { turnClaimNext } from "../src/turns/turn-store.js";
+import { TurnSessionNotFoundError } from "../src/turns/turns.js";
 import { scriptedPolicy } from "../src/model-double/messages-double.js";
 import { useAgentHarness } from "./helpers/agent-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
@@ -161,6 +162,8 @@ describe("turns", () => {
     await expect(h.turns.chat(s.id, "   ", "operator:alice")).rejects.toThrow(/^text: /);
     await expect(h.turns.chatWith(s.id, [" "])).rejects.toThrow(/^notes: /);
     expect(await turnsOf(s.id)).toEqual([]);
+    await expect(h.turns.chat("5d0c2d6e-0000-4000-8000-000000000000", "hi", "operator:alice")).rejects.toBeInstanceOf(TurnSessionNotFoundError);
+    await expect(h.turns.chatWith("not-a-session", ["note"])).rejects.toThrow("session not-a-session does not exist");
   });
 
   it("orders rows by the turn that carries them and answers a tool_use a crash left without a result", () => {

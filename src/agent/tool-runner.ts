@@ -113,7 +113,7 @@ async function runCommand(
   const { risk, reasons } = deps.executions.classify(input.command);
   const readOnly = risk === "read_only";
   const window = await assentWindowCurrent(deps.db, { sessionId: ctx.sessionId });
-  const gate = gateDecide({ window, target, risk, command: input.command });
+  const gate = gateDecide({ window, sessionId: ctx.sessionId, target, risk, command: input.command });
   const actor = `agent:${ctx.sessionId}`;
   const description = "description" in input ? (input.description ?? null) : null;
   const timeoutS = "timeout_s" in input ? input.timeout_s : undefined;
@@ -192,7 +192,7 @@ async function pctCreate(deps: ToolRunDeps, ctx: ToolCallContext, input: ToolInp
   const node = await deps.executions.resolveTarget(input.node);
   if (!node || node.kind !== "proxmox") return fail(`node: "${input.node}" is not a Proxmox node target`);
   const window = await assentWindowCurrent(deps.db, { sessionId: ctx.sessionId });
-  const gate = gateDecide({ window, target: node, risk: "config_mutation", command: `pct create ${input.hostname}` });
+  const gate = gateDecide({ window, sessionId: ctx.sessionId, target: node, risk: "config_mutation", command: `pct create ${input.hostname}` });
   if (gate.action === "ask") {
     return fail(`pct_create not run: ${gate.why}. Propose a plan whose steps name ${node.name} and wait for the operator's approval.`, false);
   }

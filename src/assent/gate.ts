@@ -10,7 +10,8 @@
 //   anything else                      -> ask
 //
 // "Covers" means: the window is open and the target is in its scope (the
-// plan's targets and the containers created under it). Invariant: the
+// plan's targets and the containers created under it, which includes any
+// container this session's plans created). Invariant: the
 // window state comes from the database (assentWindowCurrent), never from
 // anything the model or a client says.
 import type { Risk } from "../db/schema.js";
@@ -24,7 +25,8 @@ const normalizeCommand = (c: string) => c.trim().replace(/\s+/g, " ");
 
 export function gateDecide(p: {
   window: AssentWindowState;
-  target: { name: string; node?: string | null; vmid?: number | null };
+  sessionId: string;
+  target: { name: string; node?: string | null; vmid?: number | null; createdBySessionId?: string | null };
   risk: Risk;
   command: string;
 }): GateDecision {
@@ -33,6 +35,7 @@ export function gateDecide(p: {
   const inScope =
     window.open &&
     (window.scopeTargets.includes(target.name) ||
+      (target.createdBySessionId != null && target.createdBySessionId === p.sessionId) ||
       (target.node != null && target.vmid != null && window.scopeTargets.includes(`${target.node}/${target.vmid}`)));
   if (risk === "config_mutation") {
     if (inScope) return { action: "run", why: "inside the assent window" };

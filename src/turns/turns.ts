@@ -61,6 +61,16 @@ export class TurnInputError extends Error {
   readonly field = "text";
 }
 
+/** The session does not exist (the HTTP layer answers 404). */
+export class TurnSessionNotFoundError extends Error {
+  override name = "TurnSessionNotFoundError";
+  constructor(readonly sessionId: string, options?: ErrorOptions) {
+    super(`session ${sessionId} does not exist`, options);
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 interface Active {
   turnId: string;
   controller: AbortController;
@@ -86,6 +96,7 @@ export class Turns {
   /** An operator message: decides what its words decide, persists it, queues a turn. */
   async chat(sessionId: string, operatorText: string, actor: string): Promise<{ turnId: string }> {
     const text = operatorText.trim();
+    await this.requireSession(sessionId);
     if (text === "") throw new TurnInputError("text: a message needs some text");
     if (text.length > MAX_TEXT) throw new TurnInputError(`text: at most ${MAX_TEXT} characters`);
     const reading = assentParse(text);
@@ -112,6 +123,7 @@ export class Turns {
   /** A continuation: system notes (finished executions, decided approvals) after the history. */
   async chatWith(sessionId: string, notes: string[], meta: { executionIds?: string[]; reason?: string } = {}): Promise<{ turnId: string }> {
     const lines = notes.map((n) => n.trim()).filter((n) => n !== "");
+    await this.requireSession(sessionId);
     if (lines.length === 0) throw new TurnInputError("notes: a continuation needs at least one note");
     const { turnId } = await withActor(this.deps.db, "system:continuation", async (tx) => {
       const turn = await turnQueue(tx, {
@@ -124,6 +136,13 @@ export class Turns {
     });
     this.kick(sessionId);
     return { turnId };
+  }
+
+  private async requireSession(sessionId: string): Promise<void> {
+    const found =
+      UUID.test(sessionId) &&
+      (await this.deps.db.selectFrom("sessions").select("id").where("id", "=", sessionId).executeTakeFirst()) !== undefined;
+    if (!found) throw new TurnSessionNotFoundError(sessionId);
   }
 
   /** Stop: aborts the session's running turn in this process, keeping its partial reply. */
@@ -260,7 +279,8 @@ export class Turns {
       const typed = a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
       if (!(typed || (assent && a.confirmationPhrase === null))) continue;
       try {
-        await approvalDecide(this.deps.approvals, {
+        // No onApprovalsSettled here: this chat turn itself carries the decision to the agent.
+        await approvalDecide({ ...this.deps.approvals, onApprovalsSettled: undefined }, {
           approvalId: a.id,
           decision: "approve",
           ...(typed ? { confirmation: a.confirmationPhrase! } : {}),
