@@ -185,7 +185,7 @@ describe("gating inside a window", () => {
     const s = await makeSession(t.db.kysely);
     await agentRuns(s.id, "pve1", "pct destroy 120");
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "Destroying." }] }));
-    await h.turns.chat(s.id, "destroy 120", "operator:alice");
+    await h.turns.chat(s.id, "Confirmed: `destroy 120`.", "operator:alice");
     await h.turns.idle(s.id);
     expect(await pending(s.id)).toEqual([]);
     expect((await executionsOf(s.id)).at(-1)).toMatchObject({ command: "pct destroy 120", status: "approved" });

@@ -145,7 +145,11 @@ export class Turns {
     if (!found) throw new TurnSessionNotFoundError(sessionId);
   }
 
-  /** Stop: aborts the session's running turn in this process, keeping its partial reply. */
+  /**
+   * Stop: aborts the session's running turn in this process, keeping its
+   * partial reply. A turn running in another replica is not reached (each
+   * replica runs the turns it claimed; one process is the default setup).
+   */
   async abort(sessionId: string): Promise<void> {
     const active = this.active.get(sessionId);
     if (!active) return;
@@ -273,7 +277,8 @@ export class Turns {
    */
   private async decideByWords(sessionId: string, text: string, assent: boolean, actor: string): Promise<string[]> {
     const pending = await approvalViews(this.deps.db, { sessionId, status: "pending" });
-    const lowered = ` ${text.toLowerCase().replace(/\s+/g, " ")} `;
+    // Punctuation around the phrase ("destroy 105.", "`destroy 105`") does not matter; its words do.
+    const lowered = ` ${text.toLowerCase().replace(/[.,!?;:"'`()]/g, " ").replace(/\s+/g, " ")} `;
     const notes: string[] = [];
     for (const a of pending) {
       const typed = a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
