@@ -30,7 +30,7 @@ describe("assembleAgent", () => {
   it("sends the SOUL, cached, to NOMOS_MODEL on ANTHROPIC_BASE_URL", async () => {
     const config = loadConfig({ ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: double.url, NOMOS_MODEL: "claude-nomos-test" });
     const agent = assembleAgent({ config, db: t.db.kysely, executions: dbExecutionsPort(t.db.kysely), log });
-    agent.start();
+    await agent.start();
     try {
       const s = await makeSession(t.db.kysely);
       await agent.turns.chat(s.id, "hello", "operator:alice");

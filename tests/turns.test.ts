@@ -193,4 +193,22 @@ describe("turns", () => {
       },
     ]);
   });
+
+  it("Stop reaches a turn that another process runs", async () => {
+    const s = await makeSession(t.db.kysely);
+    const runner = h.makeTurns("test-runner");
+    const other = h.makeTurns("test-other");
+    await runner.start();
+    h.double.setPolicy(() => ({ content: [{ type: "text", text: "words ".repeat(400) }], eventDelayMs: 20, chunkChars: 6 }));
+    const { turnId } = await runner.chat(s.id, "talk for a while", "operator:alice");
+    for (;;) {
+      const events = await t.db.kysely.selectFrom("session_events").select("type").where("session_id", "=", s.id).execute();
+      if (events.some((e) => e.type === "text_delta")) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await other.abort(s.id);
+    await runner.idle(s.id);
+    const turn = await t.db.kysely.selectFrom("turns").select("status").where("id", "=", turnId).executeTakeFirstOrThrow();
+    expect(turn.status).toBe("aborted");
+  });
 });

@@ -11,7 +11,7 @@ import { approvalsSettledNotes } from "../approvals/settled-notes.js";
 import type { Config } from "../config/env.js";
 import type { Database } from "../db/schema.js";
 import type { Logger } from "../log/logger.js";
-import { Turns } from "../turns/turns.js";
+import { Turns, type TurnsDeps } from "../turns/turns.js";
 import { type AgentDeps, agentTurn } from "./loop.js";
 import { soulText } from "./soul.js";
 import type { ExecutionsPort } from "./tool-deps.js";
@@ -21,7 +21,7 @@ export interface AssembledAgent {
   /** For approvalDecide(approvalDeps, {...}) in the HTTP routes. */
   approvalDeps: ApprovalDeps;
   expiry: ApprovalExpiry;
-  start(): void;
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -37,6 +37,8 @@ export function assembleAgent(p: {
   /** Retries of the SDK for 429/5xx/overloaded (its default is 2). */
   maxRetries?: number;
   owner?: string;
+  /** LISTEN (db.sql.listen) so Stop reaches turns running in other replicas. */
+  listen?: TurnsDeps["listen"];
 }): AssembledAgent {
   const { config, db, log } = p;
   const client = config.model.apiKey
@@ -68,6 +70,7 @@ export function assembleAgent(p: {
     log: log.child({ component: "turns" }),
     ...(p.owner ? { owner: p.owner } : {}),
     ...(p.carryNotes ? { carryNotes: p.carryNotes } : {}),
+    ...(p.listen ? { listen: p.listen } : {}),
     runTurn: async (ctx) => {
       if (!client) {
         const message = "No model key is set: put ANTHROPIC_API_KEY=sk-ant-... in the environment and restart Nomos.";
@@ -92,9 +95,9 @@ export function assembleAgent(p: {
     turns,
     approvalDeps,
     expiry,
-    start() {
-      turns.start();
+    async start() {
       expiry.start();
+      await turns.start();
     },
     async stop() {
       await turns.stop();

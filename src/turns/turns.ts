@@ -14,7 +14,7 @@
 //   notes, model text or command output): forward assent decides the
 //   session's pending approvals, a revocation closes its window and stops
 //   its running turn.
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { approvalViews } from "../approvals/approval-view.js";
 import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
 import { assentParse } from "../assent/vocabulary.js";
@@ -52,6 +52,8 @@ export interface TurnsDeps {
    * while no window was open); the continuation dispatcher provides it.
    */
   carryNotes?: (sessionId: string) => Promise<string[]>;
+  /** LISTEN on a channel (main.ts: db.sql.listen), so Stop reaches a turn another replica runs. */
+  listen?: (channel: string, onPayload: (payload: string) => void) => Promise<{ unlisten(): Promise<unknown> }>;
   /** EventWriter text-delta flush interval. */
   flushMs?: number;
 }
@@ -68,6 +70,8 @@ export class TurnSessionNotFoundError extends Error {
     super(`session ${sessionId} does not exist`, options);
   }
 }
+
+export const TURN_ABORT_CHANNEL = "nomos_turn_abort";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -88,6 +92,7 @@ export class Turns {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private stopping: Promise<void> | undefined;
+  private listening: Promise<{ unlisten(): Promise<unknown> } | undefined> | undefined;
 
   constructor(private readonly deps: TurnsDeps) {
     this.owner = deps.owner ?? `turns-${process.pid}`;
@@ -146,21 +151,36 @@ export class Turns {
   }
 
   /**
-   * Stop: aborts the session's running turn in this process, keeping its
-   * partial reply. A turn running in another replica is not reached (each
-   * replica runs the turns it claimed; one process is the default setup).
+   * Stop: aborts the session's running turn, keeping its partial reply. A
+   * turn in this process stops at once; one running in another replica is
+   * told through NOTIFY nomos_turn_abort (when listen is wired).
    */
   async abort(sessionId: string): Promise<void> {
-    const active = this.active.get(sessionId);
-    if (!active) return;
-    active.controller.abort(new Error("stopped by the operator"));
+    this.abortLocal(sessionId);
+    if (this.deps.listen && UUID.test(sessionId)) {
+      await sql`SELECT pg_notify(${TURN_ABORT_CHANNEL}, ${sessionId})`.execute(this.deps.db);
+    }
   }
 
-  start(): void {
+  private abortLocal(sessionId: string): void {
+    this.active.get(sessionId)?.controller.abort(new Error("stopped by the operator"));
+  }
+
+  /** Starts the sweep and the Stop listener; resolves once listening. */
+  async start(): Promise<void> {
     if (this.timer || this.stopped) return;
+    if (this.deps.listen) {
+      this.listening = this.deps
+        .listen(TURN_ABORT_CHANNEL, (sessionId) => this.abortLocal(sessionId))
+        .catch((err: unknown) => {
+          this.deps.log.error({ err }, "could not LISTEN for Stop from other replicas; Stop reaches this process's turns only");
+          return undefined;
+        });
+    }
     void this.sweep();
     this.timer = setInterval(() => void this.sweep(), this.deps.sweepMs ?? 15_000);
     this.timer.unref();
+    await this.listening;
   }
 
   /** Stops taking work, aborts running turns (they end 'aborted') and waits for them. Idempotent. */
@@ -169,6 +189,8 @@ export class Turns {
       this.stopped = true;
       if (this.timer) clearInterval(this.timer);
       this.timer = undefined;
+      const listening = await this.listening;
+      await listening?.unlisten().catch(() => {});
       for (const a of this.active.values()) a.controller.abort(new Error("the service is stopping"));
       await Promise.all([...this.active.values()].map((a) => a.done));
     })();

@@ -25,7 +25,7 @@ export interface AgentHarness {
   /** Sessions the approvals' onApprovalsSettled was called for. */
   settled: string[];
   turns: Turns;
-  /** Another Turns, as a second process would have (own pool, own owner). */
+  /** Another Turns, as a second process would have (own pool, own owner, Stop listener). */
   makeTurns(owner: string): Turns;
   eventTypes(sessionId: string): Promise<string[]>;
 }
@@ -61,8 +61,9 @@ export function useAgentHarness(
       approvalMinutes: 60,
       log,
     };
-    const build = (db: typeof t.db, owner: string) =>
+    const build = (db: typeof t.db, owner: string, listen = false) =>
       new Turns({
+        ...(listen ? { listen: (channel: string, fn: (payload: string) => void) => db.sql.listen(channel, fn) } : {}),
         db: db.kysely,
         runTurn: (ctx) => agentTurn({ ...h.agentDeps, db: db.kysely }, ctx),
         approvals: { ...h.approvalDeps, db: db.kysely },
@@ -72,7 +73,7 @@ export function useAgentHarness(
       });
     h.turns = build(t.db, "test-a");
     h.makeTurns = (owner) => {
-      const turns = build(t.connect({ applicationName: `nomos-test-${owner}` }), owner);
+      const turns = build(t.connect({ applicationName: `nomos-test-${owner}` }), owner, true);
       extra.push(turns);
       return turns;
     };
