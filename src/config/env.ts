@@ -56,6 +56,8 @@ export const envSchema = z
     ),
     NOMOS_ADMIN_PASSWORD: z.preprocess(unsetIfEmpty, z.string().min(8, "must be at least 8 characters").optional()),
     NOMOS_ASSENT_MINUTES: integer(1, 24 * 60, 30),
+    // How long an approval card waits for a decision before it expires.
+    NOMOS_APPROVAL_MINUTES: integer(1, 7 * 24 * 60, 60),
     NOMOS_SWEEP_SECONDS: integer(1, 3600, 60),
     NOMOS_MAX_ITERATIONS: integer(1, 500, 40),
     NOMOS_MAX_CONTINUATIONS: integer(1, 1000, 40),
@@ -88,6 +90,7 @@ export interface Config {
   apiToken: string | undefined;
   admin: { username: string; password: string } | undefined;
   assentMinutes: number;
+  approvalMinutes: number;
   sweepSeconds: number;
   maxIterations: number;
   maxContinuations: number;
@@ -134,6 +137,7 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
         ? { username: env.NOMOS_ADMIN_USER, password: env.NOMOS_ADMIN_PASSWORD }
         : undefined,
     assentMinutes: env.NOMOS_ASSENT_MINUTES,
+    approvalMinutes: env.NOMOS_APPROVAL_MINUTES,
     sweepSeconds: env.NOMOS_SWEEP_SECONDS,
     maxIterations: env.NOMOS_MAX_ITERATIONS,
     maxContinuations: env.NOMOS_MAX_CONTINUATIONS,

@@ -1,0 +1,107 @@
+// Builds the agent side of a Nomos process from its configuration: the
+// Anthropic client (NOMOS_MODEL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL),
+// the loop's deps, Turns, the approvals' deps and the approval expiry.
+// main.ts calls it once with the executions port (tool-deps.ts) and starts
+// and stops what it returns. Invariant: with no API key the service still
+// runs; each turn then ends at once with an error event saying how to set it.
+import Anthropic from "@anthropic-ai/sdk";
+import type { Kysely } from "kysely";
+import { type ApprovalDeps, ApprovalExpiry } from "../approvals/decide.js";
+import { approvalsSettledNotes } from "../approvals/settled-notes.js";
+import type { Config } from "../config/env.js";
+import type { Database } from "../db/schema.js";
+import type { Logger } from "../log/logger.js";
+import { Turns, type TurnsDeps } from "../turns/turns.js";
+import { type AgentDeps, agentTurn } from "./loop.js";
+import { soulText } from "./soul.js";
+import type { ExecutionsPort } from "./tool-deps.js";
+
+export interface AssembledAgent {
+  turns: Turns;
+  /** For approvalDecide(approvalDeps, {...}) in the HTTP routes. */
+  approvalDeps: ApprovalDeps;
+  expiry: ApprovalExpiry;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function assembleAgent(p: {
+  config: Pick<Config, "model" | "maxIterations" | "assentMinutes" | "approvalMinutes">;
+  db: Kysely<Database>;
+  executions: ExecutionsPort;
+  log: Logger;
+  /** The continuation dispatcher's hook: every pending approval of the session is decided. */
+  onApprovalsSettled?: (sessionId: string) => void | Promise<void>;
+  /** Finished-execution notes waiting for the operator's next message (the dispatcher claims them). */
+  carryNotes?: (sessionId: string) => Promise<string[]>;
+  /** Retries of the SDK for 429/5xx/overloaded (its default is 2). */
+  maxRetries?: number;
+  owner?: string;
+  /** LISTEN (db.sql.listen) so Stop reaches turns running in other replicas. */
+  listen?: TurnsDeps["listen"];
+}): AssembledAgent {
+  const { config, db, log } = p;
+  const client = config.model.apiKey
+    ? new Anthropic({
+        apiKey: config.model.apiKey,
+        ...(config.model.baseUrl ? { baseURL: config.model.baseUrl } : {}),
+        maxRetries: p.maxRetries ?? 4,
+      })
+    : undefined;
+  // Until the continuation dispatcher (issue 5) provides its own, the agent
+  // hears button decisions through a continuation carrying them as notes.
+  const onApprovalsSettled =
+    p.onApprovalsSettled ??
+    (async (sessionId: string) => {
+      const notes = await approvalsSettledNotes(db, { sessionId });
+      if (notes.length > 0) await turns.chatWith(sessionId, notes, { reason: "approvals decided" });
+    });
+  const approvalDeps: ApprovalDeps = {
+    db,
+    executions: p.executions,
+    assentMinutes: config.assentMinutes,
+    onApprovalsSettled,
+    log: log.child({ component: "approvals" }),
+  };
+  const agentLog = log.child({ component: "agent" });
+  const turns = new Turns({
+    db,
+    approvals: { db, executions: p.executions, assentMinutes: config.assentMinutes, log: approvalDeps.log! },
+    log: log.child({ component: "turns" }),
+    ...(p.owner ? { owner: p.owner } : {}),
+    ...(p.carryNotes ? { carryNotes: p.carryNotes } : {}),
+    ...(p.listen ? { listen: p.listen } : {}),
+    runTurn: async (ctx) => {
+      if (!client) {
+        const message = "No model key is set: put ANTHROPIC_API_KEY=sk-ant-... in the environment and restart Nomos.";
+        await ctx.writer.emit("error", { message });
+        return { status: "failed", iterations: 0, error: message };
+      }
+      const deps: AgentDeps = {
+        db,
+        client,
+        model: config.model.name,
+        maxIterations: config.maxIterations,
+        soul: soulText(),
+        executions: p.executions,
+        approvalMinutes: config.approvalMinutes,
+        log: agentLog,
+      };
+      return agentTurn(deps, ctx);
+    },
+  });
+  const expiry = new ApprovalExpiry(approvalDeps);
+  return {
+    turns,
+    approvalDeps,
+    expiry,
+    async start() {
+      expiry.start();
+      await turns.start();
+    },
+    async stop() {
+      await turns.stop();
+      await expiry.stop();
+    },
+  };
+}

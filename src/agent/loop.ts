@@ -1,0 +1,136 @@
+// The agent loop of one turn: replay the session's history, stream the
+// model's reply (messages.stream) to the session's event stream as it
+// arrives, run the tool calls it makes, send their results back, and repeat
+// until the model ends its turn, the iteration budget is spent, the
+// operator stops it, or the model API keeps failing.
+//
+// Invariants:
+// - Every assistant message is persisted exactly as returned before its
+//   tools run, and its tool_results row right after they have run, so a
+//   replay always pairs tool_use ids with tool_results.
+// - The budget: a model call whose tool calls are all observations
+//   (read-only) costs OBSERVATION_WEIGHT, anything else costs 1, so
+//   diagnosing a failure does not starve the recovery.
+// - A model API failure (after the SDK's own retries for 429/5xx/529) ends
+//   the turn with an error event; nothing half-done is persisted, so the
+//   session stays usable.
+// - On Stop, the partial reply streamed so far is kept (text only), and any
+//   tool_use already persisted is answered, so the next turn replays cleanly.
+import type Anthropic from "@anthropic-ai/sdk";
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.js";
+import { withActor } from "../db/with-actor.js";
+import type { EventWriter } from "../events/event-writer.js";
+import type { Logger } from "../log/logger.js";
+import { historyLoad } from "../turns/history.js";
+import { messageAppend } from "../turns/messages.js";
+import type { ExecutionsPort } from "./tool-deps.js";
+import { toolRun } from "./tool-runner.js";
+import { toolDefinitions } from "./tools.js";
+
+export const OBSERVATION_WEIGHT = 0.5;
+
+export interface AgentDeps {
+  db: Kysely<Database>;
+  client: Anthropic;
+  model: string;
+  maxIterations: number;
+  maxTokens?: number;
+  soul: string;
+  executions: ExecutionsPort;
+  approvalMinutes: number;
+  log: Logger;
+}
+
+export interface AgentTurnContext {
+  sessionId: string;
+  turnId: string;
+  signal: AbortSignal;
+  writer: EventWriter;
+  /** Called after each model iteration (the turn's lease renewal). */
+  onIteration?: (iterations: number) => Promise<void>;
+}
+
+export interface AgentTurnOutcome {
+  status: "completed" | "failed" | "aborted";
+  iterations: number;
+  error?: string;
+}
+
+type Block = Anthropic.ContentBlockParam;
+
+/** The content blocks to store and replay: exact, minus empty text blocks the API would refuse. */
+function storable(content: Anthropic.ContentBlock[]): Block[] {
+  return (content as Block[]).filter((b) => !(b.type === "text" && b.text === ""));
+}
+
+export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise<AgentTurnOutcome> {
+  const log = deps.log.child({ sessionId: ctx.sessionId, turnId: ctx.turnId });
+  const actor = `agent:${ctx.sessionId}`;
+  const persist = (kind: "assistant" | "tool_results", content: Block[]) =>
+    withActor(deps.db, actor, (tx) => messageAppend(tx, { sessionId: ctx.sessionId, turnId: ctx.turnId, kind, content }));
+
+  const messages = await historyLoad(deps.db, { sessionId: ctx.sessionId });
+  const system: Anthropic.TextBlockParam[] = [{ type: "text", text: deps.soul, cache_control: { type: "ephemeral" } }];
+  const tools = toolDefinitions();
+  let spent = 0;
+  let iterations = 0;
+
+  for (;;) {
+    if (ctx.signal.aborted) return { status: "aborted", iterations };
+    if (spent >= deps.maxIterations) {
+      const error = `stopped after ${iterations} model calls: the iteration limit (NOMOS_MAX_ITERATIONS=${deps.maxIterations}) was reached`;
+      await ctx.writer.emit("error", { message: error });
+      log.warn({ iterations, spent }, "iteration limit reached");
+      return { status: "failed", iterations, error };
+    }
+    iterations++;
+    const stream = deps.client.messages.stream(
+      { model: deps.model, max_tokens: deps.maxTokens ?? 8192, system, tools, messages },
+      { signal: ctx.signal },
+    );
+    stream.on("text", (delta) => ctx.writer.text(delta));
+    let reply: Anthropic.Message;
+    try {
+      reply = await stream.finalMessage();
+    } catch (err) {
+      if (ctx.signal.aborted) {
+        const partial = storable(stream.currentMessage?.content ?? []).filter((b) => b.type === "text");
+        if (partial.length > 0) await persist("assistant", partial);
+        return { status: "aborted", iterations };
+      }
+      const message = `the model API failed: ${(err as Error).message}`;
+      log.error({ err }, "model call failed after retries");
+      await ctx.writer.emit("error", { message });
+      return { status: "failed", iterations, error: message };
+    }
+    const content = storable(reply.content);
+    if (content.length === 0) return { status: "completed", iterations };
+    await persist("assistant", content);
+    messages.push({ role: "assistant", content });
+
+    const toolUses = content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
+    if (toolUses.length === 0) return { status: "completed", iterations };
+
+    const results: Anthropic.ToolResultBlockParam[] = [];
+    let weight = OBSERVATION_WEIGHT;
+    for (const use of toolUses) {
+      await ctx.writer.emit("tool_use", { id: use.id, name: use.name, input: use.input });
+      const outcome = ctx.signal.aborted
+        ? { content: "not run: the operator stopped the turn", isError: true, readOnly: true }
+        : await toolRun(deps, ctx, use.name, use.input);
+      if (!outcome.readOnly) weight = 1;
+      results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
+      await ctx.writer.emit("tool_result", {
+        toolUseId: use.id,
+        isError: outcome.isError,
+        content: outcome.content,
+        ...("executionId" in outcome && outcome.executionId ? { executionId: outcome.executionId } : {}),
+      });
+    }
+    await persist("tool_results", results);
+    messages.push({ role: "user", content: results });
+    spent += weight;
+    await ctx.onIteration?.(iterations);
+  }
+}

@@ -1,0 +1,100 @@
+// Everything the agent needs from the executions work (issue 3: targets,
+// risk, executions, SSH, pct) behind one narrow port, so the agent can be
+// built and tested on its own and main.ts plugs the real implementation in
+// with a few lines (see executionsPortFrom below).
+//
+// Invariant: the agent changes executions only through this port; the port's
+// create/approve/reject/cancel take the caller's transaction (a withActor
+// tx), so an execution, its approval and their events commit together.
+import type { Kysely } from "kysely";
+import type { Database, Execution, Risk } from "../db/schema.js";
+
+/** What the agent needs to know about a target. */
+export interface AgentTarget {
+  name: string;
+  kind: "proxmox" | "ssh" | "container";
+  /** For containers: the node they live on and their vmid. */
+  node?: string | null;
+  vmid?: number | null;
+  /** For containers: the session whose plan created it (joins that window's scope). */
+  createdBySessionId?: string | null;
+}
+
+export interface ExecutionCreateParams {
+  sessionId: string | null;
+  planId?: string | null;
+  turnId?: string | null;
+  target: string;
+  command: string;
+  description?: string | null;
+  risk: Risk;
+  mode: "sync" | "async";
+  status: "pending_approval" | "approved";
+  timeoutS?: number;
+  deliveredInline?: boolean;
+}
+
+/** The input of the pct_create tool, already validated by the agent's zod schema. */
+export interface PctCreateToolInput {
+  node: string;
+  hostname: string;
+  ostemplate: string;
+  vmid?: number | undefined;
+  cores?: number | undefined;
+  memory_mb?: number | undefined;
+  disk_gb?: number | undefined;
+  storage?: string | undefined;
+  bridge?: string | undefined;
+  ip?: string | undefined;
+  nesting?: boolean | undefined;
+  keyctl?: boolean | undefined;
+  unprivileged?: boolean | undefined;
+}
+
+export interface ExecutionsPort {
+  classify(command: string): { risk: Risk; reasons: string[] };
+  create(tx: Kysely<Database>, params: ExecutionCreateParams): Promise<Execution>;
+  approve(tx: Kysely<Database>, params: { executionId: string }): Promise<Execution>;
+  reject(tx: Kysely<Database>, params: { executionId: string; reason?: string }): Promise<Execution>;
+  cancel(tx: Kysely<Database>, params: { executionId: string; reason?: string }): Promise<Execution>;
+  /** Runs one approved sync execution in this process and returns its terminal row. */
+  runInline(executionId: string, options?: { signal?: AbortSignal }): Promise<Execution>;
+  listTargets(): Promise<AgentTarget[]>;
+  resolveTarget(nameOrNodeSlashVmid: string): Promise<AgentTarget | undefined>;
+  pctCreate(
+    input: PctCreateToolInput,
+    ctx: { sessionId: string; actor: string },
+  ): Promise<{ target: string; node: string; vmid: number; hostname: string }>;
+}
+
+/**
+ * Builds the port from issue 3's modules. main.ts passes them in (this file
+ * imports nothing of issue 3, so it compiles on either branch):
+ *
+ *   executionsPortFrom({
+ *     classifyCommand, executionCreate, executionApprove, executionReject, executionCancel,
+ *     runner, registry, pctCreate: (input, ctx) => pctCreate(pctDeps, input, ctx),
+ *   })
+ */
+export function executionsPortFrom(parts: {
+  classifyCommand: (command: string) => { risk: Risk; reasons: string[] };
+  executionCreate: (db: Kysely<Database>, p: ExecutionCreateParams) => Promise<Execution>;
+  executionApprove: (db: Kysely<Database>, p: { executionId: string }) => Promise<Execution>;
+  executionReject: (db: Kysely<Database>, p: { executionId: string; reason?: string }) => Promise<Execution>;
+  executionCancel: (db: Kysely<Database>, p: { executionId: string; reason?: string }) => Promise<Execution>;
+  runner: { runInline(executionId: string, options?: { signal?: AbortSignal }): Promise<Execution> };
+  registry: { list(): Promise<AgentTarget[]>; resolve(name: string): Promise<AgentTarget | undefined> };
+  pctCreate: ExecutionsPort["pctCreate"];
+}): ExecutionsPort {
+  return {
+    classify: parts.classifyCommand,
+    create: parts.executionCreate,
+    approve: parts.executionApprove,
+    reject: parts.executionReject,
+    cancel: parts.executionCancel,
+    runInline: (id, options) => parts.runner.runInline(id, options),
+    listTargets: () => parts.registry.list(),
+    resolveTarget: (name) => parts.registry.resolve(name),
+    pctCreate: parts.pctCreate,
+  };
+}

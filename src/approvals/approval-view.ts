@@ -1,0 +1,81 @@
+// Approvals as the HTTP contract and the event stream show them (DESIGN.md
+// "approval" shape): the row, plus the target/command/risk of its execution
+// or the goal of its plan. Invariant: read from the server's own records
+// only; nothing a client sends back is ever merged in.
+import type { Kysely } from "kysely";
+import type { ApprovalKind, ApprovalStatus, Database, Risk } from "../db/schema.js";
+
+export interface ApprovalView {
+  id: string;
+  sessionId: string;
+  kind: ApprovalKind;
+  status: ApprovalStatus;
+  planId: string | null;
+  executionId: string | null;
+  target: string | null;
+  command: string | null;
+  risk: Risk | null;
+  goal: string | null;
+  confirmationPhrase: string | null;
+  decidedBy: string | null;
+  decidedVia: string | null;
+  createdAt: string;
+  expiresAt: string;
+  decidedAt: string | null;
+}
+
+export async function approvalViews(
+  db: Kysely<Database>,
+  p: { ids?: string[]; sessionId?: string; status?: ApprovalStatus },
+): Promise<ApprovalView[]> {
+  let q = db
+    .selectFrom("approvals as a")
+    .leftJoin("executions as e", "e.id", "a.execution_id")
+    .leftJoin("plans as p", "p.id", "a.plan_id")
+    .select([
+      "a.id",
+      "a.session_id",
+      "a.kind",
+      "a.status",
+      "a.plan_id",
+      "a.execution_id",
+      "a.confirmation_phrase",
+      "a.decided_by",
+      "a.decided_via",
+      "a.created_at",
+      "a.expires_at",
+      "a.decided_at",
+      "e.target",
+      "e.command",
+      "e.risk",
+      "p.goal",
+    ])
+    .orderBy("a.created_at")
+    .orderBy("a.id");
+  if (p.ids) q = q.where("a.id", "in", p.ids.length > 0 ? p.ids : ["00000000-0000-0000-0000-000000000000"]);
+  if (p.sessionId) q = q.where("a.session_id", "=", p.sessionId);
+  if (p.status) q = q.where("a.status", "=", p.status);
+  const rows = await q.execute();
+  return rows.map((r) => ({
+    id: r.id,
+    sessionId: r.session_id,
+    kind: r.kind,
+    status: r.status,
+    planId: r.plan_id,
+    executionId: r.execution_id,
+    target: r.target,
+    command: r.command,
+    risk: r.risk,
+    goal: r.goal,
+    confirmationPhrase: r.confirmation_phrase,
+    decidedBy: r.decided_by,
+    decidedVia: r.decided_via,
+    createdAt: r.created_at.toISOString(),
+    expiresAt: r.expires_at.toISOString(),
+    decidedAt: r.decided_at?.toISOString() ?? null,
+  }));
+}
+
+export async function approvalView(db: Kysely<Database>, p: { approvalId: string }): Promise<ApprovalView | undefined> {
+  return (await approvalViews(db, { ids: [p.approvalId] }))[0];
+}

@@ -1,0 +1,166 @@
+// The assent window: time-boxed autonomy for one session, scoped to the
+// targets its approved plan names and the containers created under it.
+// The only module that writes assent_windows.
+//
+//   (none) --open--> open --extend--> open --revoke/expire--> closed
+//
+// Invariants:
+// - At most one unclosed row per session (unique partial index); an
+//   expired row is closed ('expired') before a new window is inserted.
+// - Open means closed_at IS NULL AND expires_at > now(), judged by the
+//   database clock, never the process clock.
+// - Every change appends an assent_changed event in the same transaction.
+// - Only approvalDecide (an operator's decision) and the operator's Stop
+//   call open/revoke; nothing the model or a command prints reaches here.
+import { type Kysely, sql } from "kysely";
+import type { Database } from "../db/schema.js";
+import { sessionEventsAppend } from "../events/session-events.js";
+
+export interface PreauthorizedStep {
+  target: string;
+  command: string;
+}
+
+export interface AssentWindowState {
+  open: boolean;
+  expiresAt: Date | null;
+  scopeTargets: string[];
+  windowId: string | null;
+  continuations: number;
+  planId: string | null;
+  preauthorized: PreauthorizedStep[];
+}
+
+const CLOSED: AssentWindowState = {
+  open: false,
+  expiresAt: null,
+  scopeTargets: [],
+  windowId: null,
+  continuations: 0,
+  planId: null,
+  preauthorized: [],
+};
+
+export async function assentWindowCurrent(db: Kysely<Database>, p: { sessionId: string }): Promise<AssentWindowState> {
+  const row = await db
+    .selectFrom("assent_windows")
+    .selectAll()
+    .where("session_id", "=", p.sessionId)
+    .where("closed_at", "is", null)
+    .where("expires_at", ">", sql<Date>`now()`)
+    .executeTakeFirst();
+  if (!row) return CLOSED;
+  return {
+    open: true,
+    expiresAt: row.expires_at,
+    scopeTargets: row.scope_targets,
+    windowId: row.id,
+    continuations: row.continuations,
+    planId: row.plan_id,
+    preauthorized: row.preauthorized as PreauthorizedStep[],
+  };
+}
+
+/** Closes a window whose time ran out, so a new one may open (the unique index allows one unclosed row). */
+async function closeExpired(tx: Kysely<Database>, sessionId: string): Promise<void> {
+  await tx
+    .updateTable("assent_windows")
+    .set({ closed_at: sql`now()`, close_reason: "expired" })
+    .where("session_id", "=", sessionId)
+    .where("closed_at", "is", null)
+    .where("expires_at", "<=", sql<Date>`now()`)
+    .execute();
+}
+
+/**
+ * Opens the session's window, or extends it to at least now + minutes,
+ * widening its scope. Pass a withActor transaction: the caller's decision
+ * and the window commit together.
+ */
+export async function assentWindowOpenOrExtend(
+  tx: Kysely<Database>,
+  p: {
+    sessionId: string;
+    actor: string;
+    minutes: number;
+    planId?: string | null;
+    addTargets?: string[];
+    addPreauthorized?: PreauthorizedStep[];
+  },
+): Promise<AssentWindowState> {
+  await closeExpired(tx, p.sessionId);
+  const addTargets = [...new Set(p.addTargets ?? [])];
+  const addPre = p.addPreauthorized ?? [];
+  const until = sql<Date>`now() + make_interval(mins => ${p.minutes})`;
+  const updated = await tx
+    .updateTable("assent_windows")
+    .set({
+      expires_at: sql`greatest(expires_at, ${until})`,
+      scope_targets: sql`ARRAY(SELECT DISTINCT unnest(scope_targets || ${addTargets}::text[]) ORDER BY 1)`,
+      preauthorized: sql`preauthorized || ${JSON.stringify(addPre)}::jsonb`,
+      plan_id: sql`coalesce(${p.planId ?? null}::uuid, plan_id)`,
+    })
+    .where("session_id", "=", p.sessionId)
+    .where("closed_at", "is", null)
+    .returningAll()
+    .executeTakeFirst();
+  const row =
+    updated ??
+    (await tx
+      .insertInto("assent_windows")
+      .values({
+        session_id: p.sessionId,
+        plan_id: p.planId ?? null,
+        scope_targets: [...addTargets].sort(),
+        preauthorized: addPre,
+        opened_by: p.actor,
+        expires_at: until,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow());
+  await sessionEventsAppend(tx, [
+    {
+      sessionId: p.sessionId,
+      type: "assent_changed",
+      data: { open: true, expiresAt: row.expires_at.toISOString(), scopeTargets: row.scope_targets },
+    },
+  ]);
+  return {
+    open: true,
+    expiresAt: row.expires_at,
+    scopeTargets: row.scope_targets,
+    windowId: row.id,
+    continuations: row.continuations,
+    planId: row.plan_id,
+    preauthorized: row.preauthorized as PreauthorizedStep[],
+  };
+}
+
+/** A container created under the window joins its scope. No-op when no window is open. */
+export async function assentWindowAddScope(tx: Kysely<Database>, p: { sessionId: string; targets: string[] }): Promise<boolean> {
+  const updated = await tx
+    .updateTable("assent_windows")
+    .set({ scope_targets: sql`ARRAY(SELECT DISTINCT unnest(scope_targets || ${p.targets}::text[]) ORDER BY 1)` })
+    .where("session_id", "=", p.sessionId)
+    .where("closed_at", "is", null)
+    .where("expires_at", ">", sql<Date>`now()`)
+    .returning("id")
+    .executeTakeFirst();
+  return updated !== undefined;
+}
+
+/** The operator's Stop: closes the open window, if any. Returns whether one was open. */
+export async function assentWindowRevoke(tx: Kysely<Database>, p: { sessionId: string; actor: string }): Promise<boolean> {
+  const closed = await tx
+    .updateTable("assent_windows")
+    .set({ closed_at: sql`now()`, close_reason: "revoked" })
+    .where("session_id", "=", p.sessionId)
+    .where("closed_at", "is", null)
+    .returning(["id", "expires_at"])
+    .executeTakeFirst();
+  if (!closed) return false;
+  await sessionEventsAppend(tx, [
+    { sessionId: p.sessionId, type: "assent_changed", data: { open: false, expiresAt: null, revokedBy: p.actor } },
+  ]);
+  return true;
+}

@@ -1,0 +1,39 @@
+// The transcript's writes. Invariant: assistant content is stored exactly as
+// the model returned it (tool_use ids included), tool_results as the blocks
+// sent back, operator words and system notes as [{type: "text", text}], so a
+// replay pairs every tool_use with its tool_result. Each row is announced by
+// a `message` event in the same transaction.
+import type { Kysely } from "kysely";
+import type { Database, Message, MessageKind } from "../db/schema.js";
+import { sessionEventsAppend } from "../events/session-events.js";
+
+export interface MessageView {
+  id: string;
+  kind: MessageKind;
+  turnId: string | null;
+  content: unknown[];
+  createdAt: string;
+}
+
+export const messageView = (m: Message): MessageView => ({
+  id: m.id,
+  kind: m.kind,
+  turnId: m.turn_id,
+  content: m.content,
+  createdAt: m.created_at.toISOString(),
+});
+
+export async function messageAppend(
+  tx: Kysely<Database>,
+  p: { sessionId: string; turnId: string | null; kind: MessageKind; content: unknown[] },
+): Promise<Message> {
+  const row = await tx
+    .insertInto("messages")
+    .values({ session_id: p.sessionId, turn_id: p.turnId, kind: p.kind, content: p.content })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await sessionEventsAppend(tx, [
+    { sessionId: p.sessionId, turnId: p.turnId, type: "message", data: { message: messageView(row) } },
+  ]);
+  return row;
+}

@@ -1,0 +1,331 @@
+// Turns: the agent's entry points. chat() for an operator message,
+// chatWith() for system notes (a continuation), abort() for Stop.
+//
+// Invariants:
+// - The message or notes are persisted, and a turn queued, before chat() or
+//   chatWith() returns; the turn runs in the background and streams to the
+//   session's events.
+// - At most one turn runs per session, across every process: the database's
+//   unique partial index is the lock (turnClaimNext). Work arriving
+//   meanwhile stays queued; when the running turn ends, its process claims
+//   the queue, coalescing everything queued into one turn. Nothing is
+//   dropped: a sweep claims queued work whose session has no running turn.
+// - Assent is read only here, only from the operator's own text (never from
+//   notes, model text or command output): forward assent decides the
+//   session's pending approvals, a revocation closes its window and stops
+//   its running turn.
+import { type Kysely, sql } from "kysely";
+import { approvalViews } from "../approvals/approval-view.js";
+import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
+import { assentParse } from "../assent/vocabulary.js";
+import { assentWindowRevoke } from "../assent/window.js";
+import type { Database } from "../db/schema.js";
+import { toError } from "../db/pg-errors.js";
+import { withActor } from "../db/with-actor.js";
+import { EventWriter } from "../events/event-writer.js";
+import type { Logger } from "../log/logger.js";
+import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
+import { messageAppend } from "./messages.js";
+import {
+  TURN_LEASE_SECONDS,
+  turnClaimNext,
+  turnFinish,
+  turnQueue,
+  turnRenewLease,
+  turnsInterruptExpired,
+  turnsSessionsWaiting,
+} from "./turn-store.js";
+
+export interface TurnsDeps {
+  db: Kysely<Database>;
+  /** Runs one claimed turn (agentTurn bound to its deps). */
+  runTurn: (ctx: AgentTurnContext) => Promise<AgentTurnOutcome>;
+  /** For decisions made by operator words in chat; onApprovalsSettled is not called for them (the chat turn carries the news). */
+  approvals: Omit<ApprovalDeps, "onApprovalsSettled">;
+  log: Logger;
+  /** This process's name in turns.owner. */
+  owner?: string;
+  /** How often queued work of idle sessions is swept up (another process died mid-turn). */
+  sweepMs?: number;
+  /**
+   * Notes that wait for the operator's next message (results that finished
+   * while no window was open); the continuation dispatcher provides it.
+   */
+  carryNotes?: (sessionId: string) => Promise<string[]>;
+  /** LISTEN on a channel (main.ts: db.sql.listen), so Stop reaches a turn another replica runs. */
+  listen?: (channel: string, onPayload: (payload: string) => void) => Promise<{ unlisten(): Promise<unknown> }>;
+  /** EventWriter text-delta flush interval. */
+  flushMs?: number;
+}
+
+export class TurnInputError extends Error {
+  override name = "TurnInputError";
+  readonly field = "text";
+}
+
+/** The session does not exist (the HTTP layer answers 404). */
+export class TurnSessionNotFoundError extends Error {
+  override name = "TurnSessionNotFoundError";
+  constructor(readonly sessionId: string, options?: ErrorOptions) {
+    super(`session ${sessionId} does not exist`, options);
+  }
+}
+
+export const TURN_ABORT_CHANNEL = "nomos_turn_abort";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface Active {
+  turnId: string;
+  controller: AbortController;
+  /** Settles when the session's drain loop (this turn and any claimed after it) ends. */
+  done: Promise<void>;
+  /** Work was queued while the loop ran: look at the queue once more before leaving. */
+  poked: boolean;
+}
+
+const MAX_TEXT = 100_000;
+
+export class Turns {
+  private readonly active = new Map<string, Active>();
+  private readonly owner: string;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private stopping: Promise<void> | undefined;
+  private listening: Promise<{ unlisten(): Promise<unknown> } | undefined> | undefined;
+
+  constructor(private readonly deps: TurnsDeps) {
+    this.owner = deps.owner ?? `turns-${process.pid}`;
+  }
+
+  /** An operator message: decides what its words decide, persists it, queues a turn. */
+  async chat(sessionId: string, operatorText: string, actor: string): Promise<{ turnId: string }> {
+    const text = operatorText.trim();
+    await this.requireSession(sessionId);
+    if (text === "") throw new TurnInputError("text: a message needs some text");
+    if (text.length > MAX_TEXT) throw new TurnInputError(`text: at most ${MAX_TEXT} characters`);
+    const reading = assentParse(text);
+    const notes: string[] = [];
+    if (reading.reading === "revoke") {
+      const closed = await withActor(this.deps.db, actor, (tx) => assentWindowRevoke(tx, { sessionId, actor }));
+      if (closed) notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
+      await this.abort(sessionId);
+    }
+    notes.push(...(await this.decideByWords(sessionId, text, reading.reading === "assent", actor)));
+    if (this.deps.carryNotes) notes.push(...(await this.deps.carryNotes(sessionId)));
+    const { turnId } = await withActor(this.deps.db, actor, async (tx) => {
+      const turn = await turnQueue(tx, { sessionId, kind: "operator", input: { text, actor } });
+      await messageAppend(tx, { sessionId, turnId: turn.id, kind: "operator", content: [{ type: "text", text }] });
+      if (notes.length > 0) {
+        await messageAppend(tx, { sessionId, turnId: turn.id, kind: "system_note", content: [{ type: "text", text: notes.join("\n") }] });
+      }
+      return { turnId: turn.id };
+    });
+    this.kick(sessionId);
+    return { turnId };
+  }
+
+  /** A continuation: system notes (finished executions, decided approvals) after the history. */
+  async chatWith(sessionId: string, notes: string[], meta: { executionIds?: string[]; reason?: string } = {}): Promise<{ turnId: string }> {
+    const lines = notes.map((n) => n.trim()).filter((n) => n !== "");
+    await this.requireSession(sessionId);
+    if (lines.length === 0) throw new TurnInputError("notes: a continuation needs at least one note");
+    const { turnId } = await withActor(this.deps.db, "system:continuation", async (tx) => {
+      const turn = await turnQueue(tx, {
+        sessionId,
+        kind: "continuation",
+        input: { notes: lines, executionIds: meta.executionIds ?? [], reason: meta.reason ?? null },
+      });
+      await messageAppend(tx, { sessionId, turnId: turn.id, kind: "system_note", content: [{ type: "text", text: lines.join("\n") }] });
+      return { turnId: turn.id };
+    });
+    this.kick(sessionId);
+    return { turnId };
+  }
+
+  private async requireSession(sessionId: string): Promise<void> {
+    const found =
+      UUID.test(sessionId) &&
+      (await this.deps.db.selectFrom("sessions").select("id").where("id", "=", sessionId).executeTakeFirst()) !== undefined;
+    if (!found) throw new TurnSessionNotFoundError(sessionId);
+  }
+
+  /**
+   * Stop: aborts the session's running turn, keeping its partial reply. A
+   * turn in this process stops at once; one running in another replica is
+   * told through NOTIFY nomos_turn_abort (when listen is wired).
+   */
+  async abort(sessionId: string): Promise<void> {
+    this.abortLocal(sessionId);
+    if (this.deps.listen && UUID.test(sessionId)) {
+      await sql`SELECT pg_notify(${TURN_ABORT_CHANNEL}, ${sessionId})`.execute(this.deps.db);
+    }
+  }
+
+  private abortLocal(sessionId: string): void {
+    this.active.get(sessionId)?.controller.abort(new Error("stopped by the operator"));
+  }
+
+  /** Starts the sweep and the Stop listener; resolves once listening. */
+  async start(): Promise<void> {
+    if (this.timer || this.stopped) return;
+    if (this.deps.listen) {
+      this.listening = this.deps
+        .listen(TURN_ABORT_CHANNEL, (sessionId) => this.abortLocal(sessionId))
+        .catch((err: unknown) => {
+          this.deps.log.error({ err }, "could not LISTEN for Stop from other replicas; Stop reaches this process's turns only");
+          return undefined;
+        });
+    }
+    void this.sweep();
+    this.timer = setInterval(() => void this.sweep(), this.deps.sweepMs ?? 15_000);
+    this.timer.unref();
+    await this.listening;
+  }
+
+  /** Stops taking work, aborts running turns (they end 'aborted') and waits for them. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.stopped = true;
+      if (this.timer) clearInterval(this.timer);
+      this.timer = undefined;
+      const listening = await this.listening;
+      await listening?.unlisten().catch(() => {});
+      for (const a of this.active.values()) a.controller.abort(new Error("the service is stopping"));
+      await Promise.all([...this.active.values()].map((a) => a.done));
+    })();
+    return this.stopping;
+  }
+
+  /** Settles when no turn of the session runs in this process (tests, shutdown). */
+  async idle(sessionId: string): Promise<void> {
+    for (let a = this.active.get(sessionId); a; a = this.active.get(sessionId)) await a.done;
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      await turnsInterruptExpired(this.deps.db);
+      for (const sessionId of await turnsSessionsWaiting(this.deps.db)) this.kick(sessionId);
+    } catch (err) {
+      this.deps.log.error({ err }, "turn sweep failed; retrying on the next sweep");
+    }
+  }
+
+  /** Runs the session's queued work here unless this process already runs a turn for it. */
+  private kick(sessionId: string): void {
+    if (this.stopped) return;
+    const running = this.active.get(sessionId);
+    if (running) {
+      running.poked = true;
+      return;
+    }
+    const controller = new AbortController();
+    const entry: Active = { turnId: "", controller, done: Promise.resolve(), poked: false };
+    this.active.set(sessionId, entry);
+    entry.done = this.drain(sessionId, entry).finally(() => {
+      if (this.active.get(sessionId) === entry) this.active.delete(sessionId);
+    });
+  }
+
+  private async drain(sessionId: string, entry: Active): Promise<void> {
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        entry.poked = false;
+        const claimed = await turnClaimNext(this.deps.db, { sessionId, owner: this.owner });
+        if (!claimed) {
+          if (entry.poked) continue;
+          return;
+        }
+        entry.turnId = claimed.turn.id;
+        entry.controller = new AbortController();
+        await this.runOne(sessionId, claimed.turn.id, entry.controller.signal);
+      }
+    } catch (err) {
+      this.deps.log.error({ err, sessionId }, "turn scheduling failed; the sweep will retry");
+    }
+  }
+
+  private async runOne(sessionId: string, turnId: string, signal: AbortSignal): Promise<void> {
+    const log = this.deps.log.child({ sessionId, turnId });
+    const writer = new EventWriter(this.deps.db, sessionId, turnId, this.deps.flushMs);
+    // The heartbeat keeps the lease while a long step runs; a turn whose lease
+    // was taken (declared lost by another process) stops here.
+    const lost = new AbortController();
+    const heartbeat = setInterval(() => {
+      turnRenewLease(this.deps.db, { turnId })
+        .then((alive) => {
+          if (!alive) lost.abort(new Error("this turn's lease was lost"));
+        })
+        .catch((err: unknown) => log.warn({ err }, "could not renew the turn's lease"));
+    }, (TURN_LEASE_SECONDS * 1000) / 4);
+    heartbeat.unref();
+    let outcome: AgentTurnOutcome;
+    try {
+      outcome = await this.deps.runTurn({
+        sessionId,
+        turnId,
+        signal: AbortSignal.any([signal, lost.signal]),
+        writer,
+        onIteration: async (iterations) => {
+          if (!(await turnRenewLease(this.deps.db, { turnId, iterations }))) lost.abort(new Error("this turn's lease was lost"));
+        },
+      });
+    } catch (err) {
+      const error = toError(err);
+      log.error({ err: error }, "turn crashed");
+      outcome = { status: signal.aborted ? "aborted" : "failed", iterations: 0, error: error.message };
+      await writer.emit("error", { message: `the turn failed: ${error.message}` }).catch(() => {});
+    }
+    clearInterval(heartbeat);
+    await writer.flush().catch((err: unknown) => log.error({ err }, "could not store the turn's last events"));
+    const status = outcome.status === "aborted" && this.stopped ? "interrupted" : outcome.status;
+    await turnFinish(this.deps.db, {
+      turnId,
+      sessionId,
+      status,
+      iterations: outcome.iterations,
+      error: outcome.error ?? null,
+      actor: `system:${this.owner}`,
+    });
+    log.info({ status, iterations: outcome.iterations }, "turn finished");
+  }
+
+  /**
+   * Decisions the operator's words make: forward assent approves every
+   * pending approval that needs no typed phrase; a message containing a
+   * card's confirmation phrase approves that card. Returns notes for the
+   * agent saying what was decided.
+   */
+  private async decideByWords(sessionId: string, text: string, assent: boolean, actor: string): Promise<string[]> {
+    const pending = await approvalViews(this.deps.db, { sessionId, status: "pending" });
+    // Punctuation around the phrase ("destroy 105.", "`destroy 105`") does not matter; its words do.
+    const lowered = ` ${text.toLowerCase().replace(/[.,!?;:"'`()]/g, " ").replace(/\s+/g, " ")} `;
+    const notes: string[] = [];
+    for (const a of pending) {
+      const typed = a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
+      if (!(typed || (assent && a.confirmationPhrase === null))) continue;
+      try {
+        // No onApprovalsSettled here: this chat turn itself carries the decision to the agent.
+        await approvalDecide({ ...this.deps.approvals, onApprovalsSettled: undefined }, {
+          approvalId: a.id,
+          decision: "approve",
+          ...(typed ? { confirmation: a.confirmationPhrase! } : {}),
+          actor,
+          via: "chat",
+        });
+        const what = a.kind === "plan" ? `plan ${a.planId} ("${a.goal}")` : `execution ${a.executionId} (${a.command} on ${a.target})`;
+        notes.push(`The operator approved ${what} in chat (approval ${a.id}).`);
+      } catch (err) {
+        this.deps.log.warn({ err, approvalId: a.id }, "approval by chat not applied");
+      }
+    }
+    const stillNeedPhrase = pending.filter((a) => a.confirmationPhrase !== null && !lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `));
+    if (assent && stillNeedPhrase.length > 0) {
+      notes.push(
+        ...stillNeedPhrase.map((a) => `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until the operator types "${a.confirmationPhrase}".`),
+      );
+    }
+    return notes;
+  }
+}
