@@ -10,7 +10,7 @@ import os from "node:os";
 import { sql } from "kysely";
 import type { Db } from "../src/db/connect.js";
 import { ContinuationDispatcher, type StartContinuationTurn } from "../src/continuation/dispatcher.js";
-import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
+import { planExecutionsMarkDelivered, planExecutionsPendingSessions } from "../src/continuation/ledger.js";
 import { ExecutionFinishedListener } from "../src/continuation/listener.js";
 import { createLogger } from "../src/log/logger.js";
 import { withBenchDatabase } from "./lib/bench-database.js";
@@ -80,11 +80,15 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
       const t0 = committedAt.get(id);
       if (t0 !== undefined) samples.push(now - t0);
     }
-    const turn = await db.kysely
-      .insertInto("turns")
-      .values({ session_id: p.sessionId, kind: "continuation", input: { notes: p.notes } })
-      .returning("id")
-      .executeTakeFirstOrThrow();
+    const turn = await db.kysely.transaction().execute(async (tx) => {
+      const row = await tx
+        .insertInto("turns")
+        .values({ session_id: p.sessionId, kind: "continuation", input: { notes: p.notes } })
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      await planExecutionsMarkDelivered(tx, { executionIds: p.executionIds, turnId: row.id });
+      return row;
+    });
     return { turnId: turn.id };
   };
   const dispatcher = new ContinuationDispatcher({ db, log, owner: "bench", startTurn, maxContinuations: 1_000_000 });

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Db } from "../src/db/connect.js";
 import { ContinuationDispatcher, type StartContinuationTurn } from "../src/continuation/dispatcher.js";
-import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
+import { planExecutionsMarkDelivered, planExecutionsPendingSessions } from "../src/continuation/ledger.js";
 import { ExecutionFinishedListener } from "../src/continuation/listener.js";
 import { ReconciliationSweep } from "../src/continuation/sweep.js";
 import { sessionEventsAfter } from "../src/events/session-events.js";
@@ -33,11 +33,15 @@ interface StartedTurn {
 async function startProcess(name: string, started: StartedTurn[], options: { maxContinuations?: number } = {}) {
   const db: Db = t.connect({ max: 4, applicationName: `nomos-test-${name}` });
   const startTurn: StartContinuationTurn = async (p) => {
-    const turn = await db.kysely
-      .insertInto("turns")
-      .values({ session_id: p.sessionId, kind: "continuation", input: { notes: p.notes } })
-      .returning("id")
-      .executeTakeFirstOrThrow();
+    const turn = await db.kysely.transaction().execute(async (tx) => {
+      const row = await tx
+        .insertInto("turns")
+        .values({ session_id: p.sessionId, kind: "continuation", input: { notes: p.notes } })
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      await planExecutionsMarkDelivered(tx, { executionIds: p.executionIds, turnId: row.id });
+      return row;
+    });
     started.push({ ...p, turnId: turn.id, by: name });
     return { turnId: turn.id };
   };

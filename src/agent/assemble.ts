@@ -33,7 +33,7 @@ export function assembleAgent(p: {
   /** The continuation dispatcher's hook: every pending approval of the session is decided. */
   onApprovalsSettled?: (sessionId: string) => void | Promise<void>;
   /** Finished-execution notes waiting for the operator's next message (the dispatcher claims them). */
-  carryNotes?: (sessionId: string) => Promise<string[]>;
+  carryNotes?: TurnsDeps["carryNotes"];
   /** Retries of the SDK for 429/5xx/overloaded (its default is 2). */
   maxRetries?: number;
   owner?: string;

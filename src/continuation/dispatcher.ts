@@ -20,10 +20,14 @@ import { sql } from "kysely";
 import type { Db } from "../db/connect.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 import type { Logger } from "../log/logger.js";
-import { planExecutionsClaimForSession, planExecutionsMarkDelivered } from "./ledger.js";
+import { planExecutionsClaimForSession } from "./ledger.js";
 import { executionNote } from "./notes.js";
 
-/** How the agent is re-invoked: Turns.chatWith in production. */
+/**
+ * How the agent is re-invoked: Turns.chatWith in production. It must mark
+ * the executions delivered (planExecutionsMarkDelivered) in the transaction
+ * that queues the turn, so a crash right after cannot deliver them twice.
+ */
 export type StartContinuationTurn = (params: {
   sessionId: string;
   notes: string[];
@@ -90,8 +94,7 @@ export class ContinuationDispatcher {
   /** Dispatches a claim recovered from a crashed process (already claimed by us). */
   async redeliver(sessionId: string, executionIds: string[]): Promise<void> {
     const notes = await this.notesFor(executionIds);
-    const { turnId } = await this.o.startTurn({ sessionId, notes, executionIds, reason: "recovered" });
-    await planExecutionsMarkDelivered(this.o.db.kysely, { executionIds, turnId });
+    await this.o.startTurn({ sessionId, notes, executionIds, reason: "recovered" });
   }
 
   /** Resolves when nothing is pending or running (tests and shutdown). */
@@ -146,7 +149,6 @@ export class ContinuationDispatcher {
     const notes = [...entry.extraNotes, ...outcome.executions.map(executionNote)];
     const reason = executionIds.length > 0 ? "executions" : "approval";
     const { turnId } = await this.o.startTurn({ sessionId, notes, executionIds, reason });
-    await planExecutionsMarkDelivered(this.o.db.kysely, { executionIds, turnId });
     log.debug({ turnId, executions: executionIds.length }, "continuation dispatched");
   }
 

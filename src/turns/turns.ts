@@ -14,6 +14,7 @@
 //   notes, model text or command output): forward assent decides the
 //   session's pending approvals, a revocation closes its window and stops
 //   its running turn.
+import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
 import { type Kysely, sql } from "kysely";
 import { approvalViews } from "../approvals/approval-view.js";
 import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
@@ -36,6 +37,12 @@ import {
   turnsSessionsWaiting,
 } from "./turn-store.js";
 
+/** Results claimed for the operator's next turn: the notes, and the executions they speak of. */
+export interface CarriedNotes {
+  notes: string[];
+  executionIds: string[];
+}
+
 export interface TurnsDeps {
   db: Kysely<Database>;
   /** Runs one claimed turn (agentTurn bound to its deps). */
@@ -49,9 +56,11 @@ export interface TurnsDeps {
   sweepMs?: number;
   /**
    * Notes that wait for the operator's next message (results that finished
-   * while no window was open); the continuation dispatcher provides it.
+   * while no window was open), already claimed; the continuation ledger
+   * provides it. Their executions are marked delivered by this turn in the
+   * transaction that queues it, so they are never delivered twice.
    */
-  carryNotes?: (sessionId: string) => Promise<string[]>;
+  carryNotes?: (sessionId: string) => Promise<CarriedNotes>;
   /** LISTEN on a channel (main.ts: db.sql.listen), so Stop reaches a turn another replica runs. */
   listen?: (channel: string, onPayload: (payload: string) => void) => Promise<{ unlisten(): Promise<unknown> }>;
   /** EventWriter text-delta flush interval. */
@@ -112,9 +121,11 @@ export class Turns {
       await this.abort(sessionId);
     }
     notes.push(...(await this.decideByWords(sessionId, text, reading.reading === "assent", actor)));
-    if (this.deps.carryNotes) notes.push(...(await this.deps.carryNotes(sessionId)));
+    const carried = (await this.deps.carryNotes?.(sessionId)) ?? { notes: [], executionIds: [] };
+    notes.push(...carried.notes);
     const { turnId } = await withActor(this.deps.db, actor, async (tx) => {
       const turn = await turnQueue(tx, { sessionId, kind: "operator", input: { text, actor } });
+      await planExecutionsMarkDelivered(tx, { executionIds: carried.executionIds, turnId: turn.id });
       await messageAppend(tx, { sessionId, turnId: turn.id, kind: "operator", content: [{ type: "text", text }] });
       if (notes.length > 0) {
         await messageAppend(tx, { sessionId, turnId: turn.id, kind: "system_note", content: [{ type: "text", text: notes.join("\n") }] });
@@ -136,6 +147,9 @@ export class Turns {
         kind: "continuation",
         input: { notes: lines, executionIds: meta.executionIds ?? [], reason: meta.reason ?? null },
       });
+      // Delivered with the turn that carries them, atomically: a crash after
+      // this commit cannot make the sweep deliver them again.
+      await planExecutionsMarkDelivered(tx, { executionIds: meta.executionIds ?? [], turnId: turn.id });
       await messageAppend(tx, { sessionId, turnId: turn.id, kind: "system_note", content: [{ type: "text", text: lines.join("\n") }] });
       return { turnId: turn.id };
     });
