@@ -263,7 +263,8 @@ export async function executionFinish(db: Db, p: { executionId: string; owner: s
         stderr: o.stderr ?? "",
         stdout_dropped_bytes: o.stdoutDroppedBytes ?? 0,
         stderr_dropped_bytes: o.stderrDroppedBytes ?? 0,
-        error: o.error ?? null,
+        // A cancel keeps the reason executionCancel recorded.
+        error: o.status === "cancelled" ? sql<string>`COALESCE(error, ${o.error ?? "cancelled"})` : (o.error ?? null),
         finished_at: sql<Date>`now()`,
         lease_expires_at: null,
       })
