@@ -9,6 +9,12 @@ import { migrate } from "./db/migrate.js";
 import { openDatabase } from "./db/open.js";
 import { createApp } from "./http/app.js";
 import { createLogger, type Logger } from "./log/logger.js";
+import { ExecutionRunner } from "./executions/runner.js";
+import { SshPool } from "./ssh/connection-pool.js";
+import { sshHostKeyRefusalRecord } from "./ssh/host-key-refusals.js";
+import { makeRedactor } from "./ssh/redact.js";
+import { TargetRegistry } from "./targets/registry.js";
+import { loadTargetsFile } from "./targets/targets-file.js";
 
 type Stop = () => Promise<void>;
 
@@ -48,6 +54,33 @@ async function main(): Promise<void> {
       { applied: migrated.applied.map((m) => m.file), alreadyApplied: migrated.alreadyApplied, source: opened.source },
       "database ready",
     );
+
+    // ─── executions over SSH (issue 3): targets, SSH pool, runner ─────────
+    // A bad targets file throws here and stops start-up, naming entry and field.
+    const fileTargets = config.targetsFile ? await loadTargetsFile(config.targetsFile) : [];
+    const registry = new TargetRegistry({ db: db.kysely, fileTargets });
+    await registry.sync();
+    const redact = makeRedactor(config.executions.secrets);
+    const sshPool = new SshPool({
+      log: log.child({ component: "ssh" }),
+      connectTimeoutMs: config.executions.connectTimeoutS * 1000,
+      onHostKeyRefused: (refusal) => sshHostKeyRefusalRecord(db.kysely, "system:runner", refusal),
+    });
+    stops.push(() => sshPool.stop());
+    const runner = new ExecutionRunner({
+      db,
+      registry,
+      pool: sshPool,
+      log: log.child({ component: "runner" }),
+      redact,
+      sweepEveryMs: config.sweepSeconds * 1000,
+      outputCapBytes: config.executions.outputCapBytes,
+      maxTimeoutS: config.executions.maxTimeoutS,
+    });
+    await runner.start();
+    stops.push(() => runner.stop());
+    log.info({ targets: fileTargets.map((t) => t.name) }, "execution runner started");
+    // ─── end of issue 3 wiring ─────────────────────────────────────────────
 
     const app = createApp({
       log,
