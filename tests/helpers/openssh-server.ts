@@ -9,7 +9,7 @@
 //   await sshd.stop();
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -42,14 +42,35 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * As root, commands run as a dedicated user with a stock home: root's own
+ * ~/.bashrc on a developer machine (pyenv, nvm...) runs for every command
+ * sshd starts (Debian's bash sources it under sshd) and would dominate any
+ * measurement. Not root: the current user.
+ */
+export const SSH_TEST_USER = "nomos-ssh";
+function loginUser(): string {
+  if (process.getuid?.() !== 0) return userInfo().username;
+  try {
+    execFileSync("id", [SSH_TEST_USER], { stdio: "ignore" });
+  } catch {
+    execFileSync("useradd", ["--create-home", "--shell", "/bin/bash", "--password", "*", SSH_TEST_USER], { stdio: "ignore" });
+  }
+  return SSH_TEST_USER;
+}
+
 export async function startOpenSshServer(): Promise<OpenSshServer> {
   if (!sshdAvailable()) throw new Error(`${SSHD_PATH} is not installed (apt-get install -y openssh-server)`);
   const dir = await mkdtemp(join(tmpdir(), "nomos-sshd-"));
-  const username = userInfo().username;
+  const username = loginUser();
   const keygen = (file: string) => execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "nomos-test", "-f", file]);
   keygen(join(dir, "host_ed25519"));
   keygen(join(dir, "client_ed25519"));
   await writeFile(join(dir, "authorized_keys"), await readFile(join(dir, "client_ed25519.pub")));
+  // sshd reads authorized_keys as the user it logs in. (The user's password
+  // is "*": no password login, but not "locked", which sshd would refuse.)
+  await chmod(dir, 0o755);
+  await chmod(join(dir, "authorized_keys"), 0o644);
   // sshd's privilege separation directory; Debian's package creates it only at boot.
   if (process.getuid?.() === 0) await mkdir("/run/sshd", { recursive: true, mode: 0o755 });
   const port = await freePort();
