@@ -28,6 +28,8 @@ afterAll(async () => {
 afterEach(async () => {
   await pool.stop();
   host.resetHandlers();
+  // No SSH connection outlives its pool.
+  await expect.poll(() => host.clientCount).toBe(0);
 });
 /** A fresh pool per test, so connection counts are per test. */
 const freshPool = (extra: Partial<ConstructorParameters<typeof SshPool>[0]> = {}) => {
@@ -82,6 +84,14 @@ describe("running commands", () => {
     freshPool();
     const r = await run("exit 124", { timeoutS: 30 });
     expect(r).toMatchObject({ timedOut: false, exitCode: 124 });
+  });
+
+  it("does not start a command whose signal was aborted before it ran", async () => {
+    freshPool();
+    const before = host.log.length;
+    const r = await run("echo never", { signal: AbortSignal.abort() });
+    expect(r).toMatchObject({ cancelled: true, exitCode: null, stdout: "" });
+    expect(host.log.length).toBe(before);
   });
 
   it("cancels a running command by killing the remote process", async () => {

@@ -32,6 +32,11 @@ export interface CommandResult {
 const MARKER_LINE = new RegExp(`^${PID_MARKER}(\\d+)\\n`);
 
 export async function runCommand(pool: SshPool, endpoint: SshEndpoint, req: CommandRequest): Promise<CommandResult> {
+  if (req.signal?.aborted) {
+    // Cancelled before it started: it never reaches the host.
+    const none = { stdout: "", stderr: "", stdoutDroppedBytes: 0, stderrDroppedBytes: 0 };
+    return { ...none, exitCode: null, signal: null, timedOut: false, cancelled: true, durationMs: 0 };
+  }
   const remote = buildRemoteCommand({ command: req.command, timeoutS: req.timeoutS, vmid: req.vmid });
   let pid: number | undefined;
   let stderrHead = "";
@@ -52,8 +57,7 @@ export async function runCommand(pool: SshPool, endpoint: SshEndpoint, req: Comm
     graceTimer = setTimeout(() => close.abort(), (KILL_GRACE_S + 2) * 1000);
     sendKill();
   };
-  if (req.signal?.aborted) onCancel();
-  else req.signal?.addEventListener("abort", onCancel, { once: true });
+  req.signal?.addEventListener("abort", onCancel, { once: true });
 
   try {
     const raw = await pool.exec(endpoint, remote, {

@@ -126,6 +126,11 @@ export class SshTestHost {
     this.#handlers = [];
   }
 
+  /** Client connections open now (a test can check none leaked). */
+  get clientCount(): number {
+    return this.#clients.size;
+  }
+
   /** Commands running now. */
   get running(): number {
     return this.#running.size;
