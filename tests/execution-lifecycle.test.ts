@@ -17,6 +17,7 @@ import {
   executionRenewLease,
   ExecutionTransitionError,
 } from "../src/executions/lifecycle.js";
+import { executionTimeout, TimeoutOutOfRangeError } from "../src/executions/timeout.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
 
@@ -158,5 +159,16 @@ describe("the runner's transitions", () => {
     expect(row.status).toBe("failed");
     expect(row.error).toMatch(/may or may not have completed/);
     await expect(executionFinish(k(), { executionId: e.id, owner: "dead-runner", outcome: { status: "completed" } })).rejects.toThrow(/is failed/);
+  });
+});
+
+describe("executionTimeout", () => {
+  const limits = { defaultTimeoutS: 600, maxTimeoutS: 3600 };
+  it("defaults, accepts within the maximum, and refuses beyond it naming both numbers", () => {
+    expect(executionTimeout(undefined, limits)).toBe(600);
+    expect(executionTimeout(30, limits)).toBe(30);
+    expect(() => executionTimeout(7200, limits)).toThrow("timeout_s 7200 is over the maximum of 3600 s (NOMOS_EXEC_MAX_TIMEOUT_S)");
+    expect(() => executionTimeout(0, limits)).toThrow(TimeoutOutOfRangeError);
+    expect(() => executionTimeout(1.5, limits)).toThrow(/whole number of seconds from 1 to 3600, got 1.5/);
   });
 });

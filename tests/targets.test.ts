@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withActor } from "../src/db/with-actor.js";
-import { TargetConflictError, TargetRegistry, targetRegisterContainer } from "../src/targets/registry.js";
+import { TargetConflictError, TargetRegistry, targetRegisterContainer, targetSummary } from "../src/targets/registry.js";
 import { loadTargetsFile, TargetsFileError } from "../src/targets/targets-file.js";
 import { useTestDatabase } from "./helpers/database.js";
 
@@ -90,5 +90,13 @@ describe("TargetRegistry", () => {
     ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TargetConflictError);
     expect((err as Error).message).toMatch(/"nas" already exists \(ssh\)/);
+  });
+});
+
+describe("targetSummary", () => {
+  it("shows name, kind, node and vmid, never the key path or address", async () => {
+    const registry = new TargetRegistry({ db: t.db.kysely, fileTargets: await loadTargetsFile(await fileWith([good])) });
+    const [info] = await registry.list();
+    expect(targetSummary(info!)).toEqual({ name: "pve1", kind: "proxmox", node: null, vmid: null });
   });
 });

@@ -33,6 +33,11 @@ export interface TargetInfo {
   ssh: SshEndpoint;
 }
 
+/** What the agent and the browser may see of a target: no address details, no key path. */
+export function targetSummary(t: TargetInfo): { name: string; kind: TargetKind; node: string | null; vmid: number | null } {
+  return { name: t.name, kind: t.kind, node: t.node, vmid: t.vmid };
+}
+
 export class TargetRegistry {
   readonly #db: Kysely<Database>;
   readonly #direct = new Map<string, FileTarget>();
