@@ -261,6 +261,9 @@ const table: [string, Risk][] = [
   ["frobnicate --all", C],
   ["./install.sh", C],
   ["$CMD --help", C],
+  ["$SUDO rm -rf /var/lib/docker", D],
+  ["$SUDO systemctl status nginx", C],
+  ["$rm -rf /", D],
   ["echo 'unterminated", C],
   ["cat /etc/hosts | grep \"oops", C],
   ["echo 'unterminated && mkfs.ext4 /dev/sda", D],
@@ -291,5 +294,24 @@ describe("classifyCommand", () => {
     for (const line of ["cat '", 'ls "', "ls $(", "ls `", "ls )", "cat <<EOF", "ls >"]) {
       expect(classifyCommand(line).risk, line).not.toBe("read_only");
     }
+  });
+});
+
+describe("classifyCommand on arbitrary input", () => {
+  it("never throws, always answers one of the three risks with a reason", async () => {
+    const fc = (await import("fast-check")).default;
+    const shellish = fc.constantFrom("'", '"', "$(", ")", "`", "|", "&&", ";", "<<EOF\n", ">", "2>&1", "rm -rf /", "sudo ", "bash -c ", "\\", "\n", "{", "}", "(", "case x in", "pct exec 1 -- ");
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 20 }), shellish), { maxLength: 12 }).map((p) => p.join("")), (line) => {
+        const got = classifyCommand(line);
+        expect(["read_only", "config_mutation", "destructive"]).toContain(got.risk);
+        expect(got.reasons.length).toBeGreaterThan(0);
+        // With no quoting, expansion or grouping around it, `rm -rf /` starting a command is destructive.
+        if (/^[^'"`\\#${}<]*$/.test(line) && /(^|[;|&(\n])\s*rm -rf \/(\s|$|[;|&)])/.test(line)) {
+          expect(got.risk).toBe("destructive");
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -225,9 +225,9 @@ export class ExecutionRunner {
   }
 
   async #outcome(e: Execution, signal: AbortSignal): Promise<ExecutionOutcome> {
-    const target = await this.#o.registry.resolve(e.target);
-    if (!target) return { status: "failed", error: `unknown target "${e.target}": it is not in the targets file and no container has that name` };
     try {
+      const target = await this.#o.registry.resolve(e.target);
+      if (!target) return { status: "failed", error: `unknown target "${e.target}": it is not in the targets file and no container has that name` };
       const r = await runCommand(this.#o.pool, target.ssh, {
         command: e.command,
         timeoutS: Math.min(e.timeout_s, this.#o.maxTimeoutS),

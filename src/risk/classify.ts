@@ -41,7 +41,7 @@ const MAX_DEPTH = 8;
 
 /** Looks for destructive words in a line the parser could not read. */
 const UNPARSED_DESTRUCTIVE =
-  /\b(mkfs(\.\w+)?|wipefs|dd\s+[^|;&]*of=\/dev\/|rm\s+-\w*[rR]|reboot|shutdown|poweroff|halt|destroy|lvremove|vgremove|blkdiscard|shred|drop\s+database)\b/i;
+  /\b(mkfs(\.\w+)?|wipefs|dd\s+[^|;&]*of=\/dev\/|rm\s+-\w*[rR]\w*|reboot|shutdown|poweroff|halt|destroy|lvremove|vgremove|blkdiscard|shred|drop\s+database)\b/i;
 
 export function classifyCommand(command: string): Classification {
   const verdict = classifyLine(command, 0);
@@ -115,7 +115,14 @@ function classifySimple(cmd: SimpleCommand, verdict: Verdict, ctx: RuleContext):
   const name = words[0];
   if (!name) return;
   if (name.dynamic) {
+    // `$SUDO rm -rf /x`, `$cmd -rf /`: the name is unknown, so read the rest
+    // as a command too (the variable may be a wrapper) and look for
+    // destructive words in the whole.
     verdict.add("config_mutation", `the command name \`${name.text}\` is only known when it runs`);
+    const rest = words.slice(1);
+    if (rest.length > 0 && !rest[0]!.text.startsWith("-")) classifySimple({ words: rest, redirects: [] }, verdict, ctx);
+    const whole = words.map((w) => w.text).join(" ");
+    if (UNPARSED_DESTRUCTIVE.test(whole)) verdict.add("destructive", `\`${whole}\` may run a destructive command`);
     return;
   }
   verdict.merge(commandRule(name.text, words.slice(1), ctx));

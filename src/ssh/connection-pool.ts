@@ -154,6 +154,8 @@ export class SshPool {
 
   #open(endpoint: SshEndpoint): Pooled {
     const client = new Client();
+    // Each running command watches the connection's close event.
+    client.setMaxListeners(this.#opts.maxChannelsPerConnection + 10);
     const pooled: Pooled = { client, ready: Promise.resolve(), active: 0, waiters: [], closed: false };
     const log = this.#opts.log.child({ target: endpoint.name });
     pooled.ready = (async () => {
