@@ -307,7 +307,7 @@ describe("classifyCommand on arbitrary input", () => {
         expect(["read_only", "config_mutation", "destructive"]).toContain(got.risk);
         expect(got.reasons.length).toBeGreaterThan(0);
         // With no quoting, expansion or grouping around it, `rm -rf /` starting a command is destructive.
-        if (/^[^'"`\\#${}<]*$/.test(line) && /(^|[;|&(\n])\s*rm -rf \/(\s|$|[;|&)])/.test(line)) {
+        if (/^[^'"`\\#${}<>]*$/.test(line) && /(^|[;|&(\n])\s*rm -rf \/(\s|$|[;|&)])/.test(line)) {
           expect(got.risk).toBe("destructive");
         }
       }),
