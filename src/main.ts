@@ -90,6 +90,7 @@ async function main(): Promise<void> {
           await db.sql`SELECT 1`;
           return { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
         },
+        executionRunner: () => runner.health(),
       },
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {

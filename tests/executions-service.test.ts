@@ -46,6 +46,8 @@ describe("the service's runner", () => {
       const e = await executionCreate(t.db.kysely, { sessionId: null, target: "pve1", command: "echo via the service", risk: "read_only", mode: "async", status: "approved" });
       await expect.poll(async () => (await executionGet(t.db.kysely, { executionId: e.id }))?.status, { timeout: 15_000 }).toBe("completed");
       expect((await executionGet(t.db.kysely, { executionId: e.id }))!.stdout).toBe("via the service\n");
+      const health = (await (await fetch(`${service.url}/healthz`)).json()) as { checks: Record<string, { ok: boolean }> };
+      expect(health.checks.executionRunner).toMatchObject({ ok: true, running: 0 });
     } finally {
       expect(await service.stop()).toBe(0);
     }

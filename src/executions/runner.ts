@@ -90,6 +90,7 @@ export class ExecutionRunner {
     if (this.#started) return;
     this.#started = true;
     await this.#markLost();
+    this.lastSweepAt = new Date();
     const ready = await this.#o.db.sql.listen(EXECUTION_READY_CHANNEL, () => this.#drain(), () => this.#drain());
     const cancel = await this.#o.db.sql.listen(EXECUTION_CANCEL_CHANNEL, (id) => this.#inFlight.get(id)?.abort.abort());
     this.#unlisten.push(ready.unlisten, cancel.unlisten);
@@ -125,6 +126,12 @@ export class ExecutionRunner {
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** For /healthz: started, and the sweep has run within three intervals. */
+  health(): { ok: boolean; running: number; lastSweepAt: string | null; owner: string } {
+    const fresh = this.lastSweepAt !== null && Date.now() - this.lastSweepAt.getTime() < 3 * this.#o.sweepEveryMs;
+    return { ok: this.#started && !this.#stopping && fresh, running: this.#inFlight.size, lastSweepAt: this.lastSweepAt?.toISOString() ?? null, owner: this.owner };
   }
 
   /** Executions running in this process now. */
