@@ -74,7 +74,9 @@ describe("TargetRegistry", () => {
     const byAddress = await registry.resolve("pve1/105");
     expect(byName).toMatchObject({ name: "web1", kind: "container", node: "pve1", vmid: 105, ssh: { name: "pve1", port: 2222 } });
     expect(byAddress).toEqual(byName);
-    expect(await registry.resolve("pve1/106")).toBeUndefined();
+    // A container nobody registered is still reachable as <node>/<vmid> on a Proxmox node, not on an ssh host.
+    expect(await registry.resolve("pve1/106")).toMatchObject({ name: "pve1/106", kind: "container", node: "pve1", vmid: 106, ssh: { name: "pve1" } });
+    expect(await registry.resolve("nas/106")).toBeUndefined();
     expect(await registry.resolve("nope")).toBeUndefined();
     expect((await registry.list()).map((x) => x.name)).toEqual(["pve1", "nas", "web1"]);
 

@@ -4,8 +4,9 @@
 // reached through its node, so resolving it yields the node's connection
 // details plus its vmid; only targets whose node is in the current targets
 // file are listed or resolved (a host removed from the file is out of reach
-// even if old rows remain); key material never passes through here, only
-// the path to it.
+// even if old rows remain); "<node>/<vmid>" reaches any container on a
+// Proxmox node of the file, registered or not; key material never passes
+// through here, only the path to it.
 import type { Kysely } from "kysely";
 import { withActor, type Tx } from "../db/with-actor.js";
 import type { Database, TargetKind } from "../db/schema.js";
@@ -104,7 +105,14 @@ export class TargetRegistry {
       ? query.where("node", "=", m[1]!).where("vmid", "=", Number(m[2]))
       : query.where("name", "=", nameOrNodeSlashVmid);
     const row = await query.executeTakeFirst();
-    return row ? this.#containerInfo(row) : undefined;
+    if (row) return this.#containerInfo(row);
+    // "<node>/<vmid>" also reaches a container pct_create did not make (one the
+    // operator created by hand): it is only `pct exec` on a node we may act on.
+    const node = m ? this.#direct.get(m[1]!) : undefined;
+    if (m && node?.kind === "proxmox" && Number(m[2]) >= 100) {
+      return { ...this.#directInfo(node), name: nameOrNodeSlashVmid, kind: "container", node: node.name, vmid: Number(m[2]) };
+    }
+    return undefined;
   }
 
   #directInfo(t: FileTarget): TargetInfo {
