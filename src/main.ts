@@ -1,18 +1,42 @@
 // The composition root: the only module that reads the environment, builds
-// the services and wires them together. Start-up order: configuration,
-// logger, database (embedded when DATABASE_URL is unset), migrations, HTTP.
-// Shutdown (SIGINT/SIGTERM) runs in reverse: stop taking requests, let work
-// in flight finish, close the pool, stop the embedded database.
+// the services and wires them together.
+//
+// Start-up order: configuration, logger, database (embedded when
+// DATABASE_URL is unset), migrations, first operator, then the parts of the
+// event loop from the bottom up — executions over SSH (targets, pool,
+// runner), the agent (turns, approvals), the continuation machinery
+// (dispatcher, sweep, listener) — and last the HTTP server.
+// Shutdown (SIGINT/SIGTERM) runs the same list in reverse: stop taking
+// requests, end event streams, stop listening, let turns and commands in
+// flight finish or abort, close the pools, stop the embedded database.
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
 import { serve } from "@hono/node-server";
+import { assembleAgent } from "./agent/assemble.js";
+import { executionsPortFrom } from "./agent/tool-deps.js";
+import { approvalsSettledNotes } from "./approvals/settled-notes.js";
+import { operatorEnsureFirst } from "./auth/operators.js";
 import { ConfigError, loadConfig } from "./config/env.js";
+import { carryPendingResults } from "./continuation/carry.js";
+import { ContinuationDispatcher } from "./continuation/dispatcher.js";
+import { ExecutionFinishedListener } from "./continuation/listener.js";
+import { ReconciliationSweep } from "./continuation/sweep.js";
+import { connect } from "./db/connect.js";
 import { migrate } from "./db/migrate.js";
 import { openDatabase } from "./db/open.js";
-import { operatorEnsureFirst } from "./auth/operators.js";
-import { connect } from "./db/connect.js";
-import { portsNotWired } from "./http/api-deps.js";
+import { executionApprove, executionCancel, executionCreate, executionReject } from "./executions/lifecycle.js";
+import { ExecutionRunner } from "./executions/runner.js";
 import { createApp } from "./http/app.js";
+import { agentPortFrom, executionsPortFromLifecycle } from "./http/port-adapters.js";
 import { SessionEventHub } from "./http/session-event-hub.js";
 import { createLogger, type Logger } from "./log/logger.js";
+import { pctCreate } from "./pct/pct-create.js";
+import { classifyCommand } from "./risk/classify.js";
+import { SshPool } from "./ssh/connection-pool.js";
+import { sshHostKeyRefusalRecord } from "./ssh/host-key-refusals.js";
+import { makeRedactor } from "./ssh/redact.js";
+import { TargetRegistry } from "./targets/registry.js";
+import { loadTargetsFile } from "./targets/targets-file.js";
 
 type Stop = () => Promise<void>;
 
@@ -42,6 +66,8 @@ async function main(): Promise<void> {
     log.fatal({ err }, "unhandled promise rejection");
     void shutdown("unhandled rejection", 1);
   });
+  /** This process, as recorded in claims and leases (runner_owner, claimed_by, turns.owner). */
+  const owner = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 
   try {
     const opened = await openDatabase(config, log);
@@ -52,16 +78,102 @@ async function main(): Promise<void> {
       { applied: migrated.applied.map((m) => m.file), alreadyApplied: migrated.alreadyApplied, source: opened.source },
       "database ready",
     );
-
-    // ── issue 6: operators, the event stream's LISTEN, the API and the page ──
     const firstOperator = await operatorEnsureFirst(db.kysely, config.admin);
     if (firstOperator) log.info({ username: firstOperator.username }, "first operator created from NOMOS_ADMIN_USER");
+
+    // ── executions over SSH: targets, the SSH pool, the runner ──────────────
+    // A bad targets file throws here and stops start-up, naming entry and field.
+    const fileTargets = config.targetsFile ? await loadTargetsFile(config.targetsFile) : [];
+    const registry = new TargetRegistry({ db: db.kysely, fileTargets });
+    await registry.sync();
+    const redact = makeRedactor(config.executions.secrets);
+    const sshPool = new SshPool({
+      log: log.child({ component: "ssh" }),
+      connectTimeoutMs: config.executions.connectTimeoutS * 1000,
+      onHostKeyRefused: (refusal) => sshHostKeyRefusalRecord(db.kysely, "system:runner", refusal),
+    });
+    stops.push(() => sshPool.stop());
+    const runner = new ExecutionRunner({
+      db,
+      registry,
+      pool: sshPool,
+      log: log.child({ component: "runner" }),
+      redact,
+      owner,
+      sweepEveryMs: config.sweepSeconds * 1000,
+      outputCapBytes: config.executions.outputCapBytes,
+      maxTimeoutS: config.executions.maxTimeoutS,
+    });
+    await runner.start();
+    stops.push(() => runner.stop());
+    log.info({ targets: fileTargets.map((t) => t.name) }, "execution runner started");
+
+    // ── the agent: turns, tools, approvals, the assent window ───────────────
+    // The dispatcher is built below; the agent reaches it through this late binding.
+    let dispatcher: ContinuationDispatcher | undefined;
+    const agent = assembleAgent({
+      config,
+      db: db.kysely,
+      log,
+      owner,
+      executions: executionsPortFrom({
+        classifyCommand,
+        executionCreate,
+        executionApprove,
+        executionReject,
+        executionCancel,
+        runner,
+        registry,
+        pctCreate: (input, ctx) =>
+          pctCreate({ db: db.kysely, registry, pool: sshPool, redact, log: log.child({ component: "pct" }) }, input, ctx),
+      }),
+      // Button decisions are events too: once none is pending, the agent
+      // hears them as a continuation (with any results that waited).
+      onApprovalsSettled: async (sessionId) => {
+        const notes = await approvalsSettledNotes(db.kysely, { sessionId });
+        dispatcher?.poke(sessionId, notes);
+      },
+      carryNotes: carryPendingResults({ db, owner }),
+      listen: (channel, onPayload) => db.sql.listen(channel, onPayload),
+    });
+
+    // ── the event loop: NOTIFY -> listener -> claim -> continuation turn ────
+    dispatcher = new ContinuationDispatcher({
+      db,
+      log,
+      owner,
+      maxContinuations: config.maxContinuations,
+      startTurn: ({ sessionId, notes, executionIds, reason }) =>
+        agent.turns.chatWith(sessionId, notes, { executionIds, reason }),
+    });
+    const sweep = new ReconciliationSweep({
+      db,
+      log: log.child({ component: "sweep" }),
+      dispatcher,
+      owner,
+      intervalSeconds: config.sweepSeconds,
+    });
+    const listener = new ExecutionFinishedListener({
+      url: opened.url,
+      log: log.child({ component: "listener" }),
+      onFinished: (executionId) => {
+        dispatcher?.notify(executionId).catch((err: unknown) => log.error({ err, executionId }, "notify failed"));
+      },
+      onConnected: () => void sweep.runNow(),
+    });
+    await agent.start();
+    stops.push(() => agent.stop());
+    stops.push(() => dispatcher!.stop());
+    sweep.start();
+    stops.push(() => sweep.stop());
+    await listener.start();
+    stops.push(() => listener.stop());
+
+    // ── the operator's side: event streams, the API and the page ────────────
     const eventsDb = connect(opened.url, { max: 1, applicationName: "nomos-events" });
     stops.push(() => eventsDb.close());
     const events = new SessionEventHub(eventsDb.sql, log);
     await events.start();
-    // Replaced by the integrator with Turns/approvalDecide/assentWindowRevoke and executionCancel.
-    const notWired = portsNotWired("the agent");
     const notices = config.model.apiKey
       ? []
       : ["No model key is set: the agent cannot answer. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy), then restart Nomos."];
@@ -74,9 +186,19 @@ async function main(): Promise<void> {
           await db.sql`SELECT 1`;
           return { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
         },
+        listener: () => listener.state(),
+        sweep: () => sweep.state(),
+        executionRunner: () => runner.health(),
         events: () => events.health(),
       },
-      api: { db: db.kysely, agent: notWired, executions: notWired, events, apiToken: config.apiToken, notices },
+      api: {
+        db: db.kysely,
+        agent: agentPortFrom({ db, turns: agent.turns, approvalDeps: agent.approvalDeps }),
+        executions: executionsPortFromLifecycle({ db }),
+        events,
+        apiToken: config.apiToken,
+        notices,
+      },
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
@@ -95,7 +217,7 @@ async function main(): Promise<void> {
     stops.push(() => events.stop());
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.http.port;
-    log.info({ url: `http://${config.http.host}:${port}` }, "Nomos is listening");
+    log.info({ url: `http://${config.http.host}:${port}`, owner }, "Nomos is listening");
   } catch (err) {
     log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
     await shutdown("start-up failure", 1);

@@ -61,6 +61,13 @@ export const envSchema = z
     NOMOS_SWEEP_SECONDS: integer(1, 3600, 60),
     NOMOS_MAX_ITERATIONS: integer(1, 500, 40),
     NOMOS_MAX_CONTINUATIONS: integer(1, 1000, 40),
+    // Executions over SSH (issue 3).
+    NOMOS_SSH_CONNECT_TIMEOUT_S: integer(1, 300, 10),
+    NOMOS_EXEC_DEFAULT_TIMEOUT_S: integer(1, 86_400, 600),
+    NOMOS_EXEC_MAX_TIMEOUT_S: integer(1, 86_400, 3600),
+    NOMOS_OUTPUT_CAP_KB: integer(4, 65_536, 256),
+    /** Extra secret values (comma-separated) to redact from command output. */
+    NOMOS_REDACT: optionalString,
     LOG_LEVEL: z.preprocess(
       unsetIfEmpty,
       z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -95,6 +102,14 @@ export interface Config {
   maxIterations: number;
   maxContinuations: number;
   log: { level: Env["LOG_LEVEL"]; format: "json" | "pretty" | undefined };
+  executions: {
+    connectTimeoutS: number;
+    defaultTimeoutS: number;
+    maxTimeoutS: number;
+    outputCapBytes: number;
+    /** Values redacted from output: NOMOS_REDACT plus this process's own secrets. */
+    secrets: string[];
+  };
 }
 
 export class ConfigError extends Error {
@@ -107,7 +122,7 @@ const shown = (v: unknown) => {
 };
 
 /** Variables whose value must never be echoed back in an error. */
-const SECRET = new Set(["ANTHROPIC_API_KEY", "NOMOS_API_TOKEN", "NOMOS_ADMIN_PASSWORD", "DATABASE_URL"]);
+const SECRET = new Set(["ANTHROPIC_API_KEY", "NOMOS_API_TOKEN", "NOMOS_ADMIN_PASSWORD", "DATABASE_URL", "NOMOS_REDACT"]);
 
 /**
  * Reads the environment into a Config, or throws one ConfigError whose
@@ -142,5 +157,26 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
     maxIterations: env.NOMOS_MAX_ITERATIONS,
     maxContinuations: env.NOMOS_MAX_CONTINUATIONS,
     log: { level: env.LOG_LEVEL, format: env.NOMOS_LOG_FORMAT },
+    executions: {
+      connectTimeoutS: env.NOMOS_SSH_CONNECT_TIMEOUT_S,
+      defaultTimeoutS: Math.min(env.NOMOS_EXEC_DEFAULT_TIMEOUT_S, env.NOMOS_EXEC_MAX_TIMEOUT_S),
+      maxTimeoutS: env.NOMOS_EXEC_MAX_TIMEOUT_S,
+      outputCapBytes: env.NOMOS_OUTPUT_CAP_KB * 1024,
+      secrets: [
+        ...(env.NOMOS_REDACT ?? "").split(",").map((v) => v.trim()).filter(Boolean),
+        env.ANTHROPIC_API_KEY,
+        env.NOMOS_API_TOKEN,
+        env.NOMOS_ADMIN_PASSWORD,
+        env.DATABASE_URL ? passwordOf(env.DATABASE_URL) : undefined,
+      ].filter((v): v is string => typeof v === "string" && v.length > 0),
+    },
   };
+}
+
+function passwordOf(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }

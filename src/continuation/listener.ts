@@ -10,13 +10,13 @@ import type { Logger } from "../log/logger.js";
 
 export const EXECUTION_FINISHED_CHANNEL = "nomos_execution_finished";
 
-export interface ListenerState {
+export type ListenerState = {
   ok: boolean;
   connected: boolean;
   connectedSince: string | null;
   connects: number;
   lastDisconnectAt: string | null;
-}
+};
 
 export interface ListenerOptions {
   url: string;

@@ -10,13 +10,13 @@ import type { Logger } from "../log/logger.js";
 import type { ContinuationDispatcher } from "./dispatcher.js";
 import { planExecutionsPendingSessions, planExecutionsReclaimExpired } from "./ledger.js";
 
-export interface SweepState {
+export type SweepState = {
   ok: boolean;
   lastSweepAt: string | null;
   lastSweepMs: number | null;
   lastFound: number;
   lastError: string | null;
-}
+};
 
 export interface SweepOptions {
   db: Db;

@@ -218,6 +218,17 @@ export interface AuditTimelineView {
   what: string;
 }
 
+/** 010: SSH connections refused for a host key other than the pinned one. */
+export interface SshHostKeyRefusalsTable {
+  id: BigIntId;
+  target: string;
+  host: string;
+  port: number;
+  expected_sha256: string;
+  presented_sha256: string;
+  at: GeneratedTimestamp;
+}
+
 export interface Database {
   operators: OperatorsTable;
   operator_logins: OperatorLoginsTable;
@@ -231,6 +242,7 @@ export interface Database {
   assent_windows: AssentWindowsTable;
   nomos_plan_executions: PlanExecutionsTable;
   session_events: SessionEventsTable;
+  ssh_host_key_refusals: SshHostKeyRefusalsTable;
   "audit.events": AuditEventsTable;
   "audit.timeline": AuditTimelineView;
 }
