@@ -251,6 +251,8 @@ const table: [string, Risk][] = [
   ["watch -n 5 docker ps", R],
   ["uptime # reboot", R],
   ["crontab -l", R],
+  ["date -u +%FT%T", R],
+  ["date -s '2026-01-01 00:00'", C],
   ["crontab -r", D],
   ["redis-cli FLUSHALL", D],
   ["redis-cli info memory", R],
