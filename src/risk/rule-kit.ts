@@ -77,4 +77,3 @@ export function bySubcommand(
     return cm(`\`${tool} ${sub}\` changes state`);
   };
 }
-

@@ -48,11 +48,23 @@ export function registerShellRules(rules: Map<string, Rule>): void {
   rules.set("time", lookThrough(["-f", "-o"]));
   rules.set("exec", lookThrough(["-a"]));
   rules.set("stdbuf", lookThrough(["-i", "-o", "-e"]));
-  rules.set("chrt", lookThrough([], (rest) => rest.slice(1)));
-  rules.set("taskset", lookThrough([], (rest) => rest.slice(1)));
-  rules.set("flock", lookThrough(["-w", "-E", "-c"], (rest) => rest.slice(1)));
+  rules.set(
+    "chrt",
+    lookThrough([], (rest) => rest.slice(1)),
+  );
+  rules.set(
+    "taskset",
+    lookThrough([], (rest) => rest.slice(1)),
+  );
+  rules.set(
+    "flock",
+    lookThrough(["-w", "-E", "-c"], (rest) => rest.slice(1)),
+  );
   rules.set("watch", lookThrough(["-n", "-d", "--interval", "-x"]));
-  rules.set("timeout", lookThrough(["-s", "-k", "--signal", "--kill-after"], (rest) => rest.slice(1)));
+  rules.set(
+    "timeout",
+    lookThrough(["-s", "-k", "--signal", "--kill-after"], (rest) => rest.slice(1)),
+  );
   rules.set("runuser", lookThrough(["-u", "-g", "-G", "-s", "-l"]));
   rules.set("command", (args, ctx) => (has(args, "-v", "-V") ? ro() : ctx.classifyWords(afterOptions(args))));
   rules.set("builtin", (args, ctx) => ctx.classifyWords(args));
@@ -80,7 +92,8 @@ export function registerShellRules(rules: Map<string, Rule>): void {
   for (const sh of ["bash", "sh", "dash", "zsh", "ksh"]) rules.set(sh, shellRule);
   rules.set("su", (args, ctx) => {
     const i = args.findIndex((a) => a.text === "-c" || a.text === "--command");
-    if (i >= 0 && args[i + 1]) return args[i + 1]!.dynamic ? cm("`su -c` with a dynamic script") : ctx.classifyLine(args[i + 1]!.text);
+    if (i >= 0 && args[i + 1])
+      return args[i + 1]!.dynamic ? cm("`su -c` with a dynamic script") : ctx.classifyLine(args[i + 1]!.text);
     return cm("`su` opens a shell");
   });
   rules.set("eval", (args, ctx) => {
@@ -90,11 +103,37 @@ export function registerShellRules(rules: Map<string, Rule>): void {
   for (const name of ["source", "."]) rules.set(name, () => cm("sources a script this check cannot see"));
 
   rules.set("ssh", (args, ctx) => {
-    const rest = afterOptions(args, ["-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-E", "-e", "-I", "-m", "-O", "-Q", "-S", "-W", "-w", "-B"]);
+    const rest = afterOptions(args, [
+      "-p",
+      "-i",
+      "-l",
+      "-o",
+      "-F",
+      "-J",
+      "-L",
+      "-R",
+      "-D",
+      "-b",
+      "-c",
+      "-E",
+      "-e",
+      "-I",
+      "-m",
+      "-O",
+      "-Q",
+      "-S",
+      "-W",
+      "-w",
+      "-B",
+    ]);
     if (rest.length <= 1) return cm("`ssh` opens an interactive shell");
     return ctx.classifyLine(texts(rest.slice(1)).join(" "));
   });
   for (const name of ["scp", "rsync", "sftp"]) {
-    rules.set(name, (args) => (name === "rsync" && has(args, "--delete", "--delete-before", "--delete-after") ? de("`rsync --delete` removes files at the destination") : cm(`\`${name}\` copies files`)));
+    rules.set(name, (args) =>
+      name === "rsync" && has(args, "--delete", "--delete-before", "--delete-after")
+        ? de("`rsync --delete` removes files at the destination")
+        : cm(`\`${name}\` copies files`),
+    );
   }
 }
