@@ -25,8 +25,12 @@ const pgrep = (pattern: string) => {
   }
 };
 
-// Skipped only when Debian's openssh-server is not installed (.ci/run installs it).
-describe.skipIf(!sshdAvailable())(`against OpenSSH (${SSHD_PATH})`, () => {
+// Skipped only when Debian's openssh-server is not installed (.ci/run installs
+// it); the suite's name then says why in the report.
+const suiteName = sshdAvailable()
+  ? `against OpenSSH (${SSHD_PATH})`
+  : `against OpenSSH: skipped because ${SSHD_PATH} is absent (apt-get install -y openssh-server)`;
+describe.skipIf(!sshdAvailable())(suiteName, () => {
   let sshd: OpenSshServer;
   let pool: SshPool;
   beforeAll(async () => {
