@@ -104,6 +104,11 @@ describe("approve, reject, cancel", () => {
     expect(err).toMatchObject({ found: "approved", expected: "pending_approval" });
   });
 
+  it("turns a sync execution approved later into an async one, so the background runner takes it", async () => {
+    const e = await executionCreate(k(), { ...base, mode: "sync", sessionId: null, status: "pending_approval" });
+    expect(await executionApprove(k(), { executionId: e.id })).toMatchObject({ status: "approved", mode: "async" });
+  });
+
   it("rejects a pending execution, and refuses to reject an approved one", async () => {
     const e = await pending();
     expect(await executionReject(k(), { executionId: e.id, reason: "not now" })).toMatchObject({

@@ -115,11 +115,17 @@ export async function executionCreate(db: Db, p: ExecutionCreateParams): Promise
   });
 }
 
+/**
+ * pending_approval -> approved. An execution approved later runs in the
+ * background (mode becomes 'async'): the turn that asked for it with `run`
+ * has moved on, so its result comes back as a continuation, and the runner,
+ * which only claims async executions, picks it up at once.
+ */
 export async function executionApprove(db: Db, p: { executionId: string }): Promise<Execution> {
   return inTransaction(db, async (tx) => {
     const e = await tx
       .updateTable("executions")
-      .set({ status: "approved", approved_at: sql<Date>`now()` })
+      .set({ status: "approved", approved_at: sql<Date>`now()`, mode: "async" })
       .where("id", "=", p.executionId)
       .where("status", "=", "pending_approval")
       .returningAll()
