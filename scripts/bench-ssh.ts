@@ -31,7 +31,9 @@ async function measure(name: string, once: () => Promise<void>) {
   }
   times.sort((a, b) => a - b);
   const row = { name, p50: percentile(times, 50), p99: percentile(times, 99) };
-  process.stdout.write(`| ${name.padEnd(44)} | ${row.p50.toFixed(2).padStart(8)} | ${row.p99.toFixed(2).padStart(8)} |\n`);
+  process.stdout.write(
+    `| ${name.padEnd(44)} | ${row.p50.toFixed(2).padStart(8)} | ${row.p99.toFixed(2).padStart(8)} |\n`,
+  );
   return row;
 }
 
@@ -39,8 +41,13 @@ const sshd = await startOpenSshServer();
 try {
   const endpoint = sshd.endpoint();
   const knownHosts = join(sshd.dir, "known_hosts");
-  await writeFile(knownHosts, `[127.0.0.1]:${sshd.port} ${(await import("node:fs")).readFileSync(join(sshd.dir, "host_ed25519.pub"), "utf8")}`);
-  process.stdout.write(`bench:ssh — ${RUNS} runs each of \`true\` against OpenSSH on 127.0.0.1:${sshd.port}, times in ms\n\n`);
+  await writeFile(
+    knownHosts,
+    `[127.0.0.1]:${sshd.port} ${(await import("node:fs")).readFileSync(join(sshd.dir, "host_ed25519.pub"), "utf8")}`,
+  );
+  process.stdout.write(
+    `bench:ssh — ${RUNS} runs each of \`true\` against OpenSSH on 127.0.0.1:${sshd.port}, times in ms\n\n`,
+  );
   process.stdout.write(`| mode                                         |      p50 |      p99 |\n|---|---:|---:|\n`);
 
   const pool = new SshPool({ log });
@@ -67,10 +74,22 @@ try {
 
   const binary = await measure("ssh binary per command", async () => {
     await run("ssh", [
-      "-i", sshd.clientKeyPath, "-p", String(sshd.port),
-      "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o", `UserKnownHostsFile=${knownHosts}`,
-      "-o", "ControlMaster=no", "-o", "ControlPath=none",
-      `${sshd.username}@127.0.0.1`, "true",
+      "-i",
+      sshd.clientKeyPath,
+      "-p",
+      String(sshd.port),
+      "-o",
+      "BatchMode=yes",
+      "-o",
+      "StrictHostKeyChecking=yes",
+      "-o",
+      `UserKnownHostsFile=${knownHosts}`,
+      "-o",
+      "ControlMaster=no",
+      "-o",
+      "ControlPath=none",
+      `${sshd.username}@127.0.0.1`,
+      "true",
     ]);
   });
 

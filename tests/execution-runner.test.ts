@@ -36,7 +36,9 @@ beforeAll(async () => {
     fileTargets: [host.targetsFileEntry(), { ...imposter.targetsFileEntry(), hostKeySha256: host.hostKeySha256 }],
   });
   await registry.sync();
-  await withActor(t.db.kysely, "system:test", (tx) => targetRegisterContainer(tx, { name: "web1", node: "pve1", vmid: 105, createdBySessionId: null }));
+  await withActor(t.db.kysely, "system:test", (tx) =>
+    targetRegisterContainer(tx, { name: "web1", node: "pve1", vmid: 105, createdBySessionId: null }),
+  );
   host.containers.set(105, { vmid: 105, hostname: "web1", status: "running", ostemplate: "", options: {} });
   afterAll(() => imposter.stop());
 });
@@ -67,7 +69,10 @@ function makeRunner(options: { db?: Db; owner?: string; leaseMs?: number; sweepE
   return runner;
 }
 
-const create = async (command: string, extra: { target?: string; mode?: "sync" | "async"; timeoutS?: number; sessionId?: string | null } = {}) =>
+const create = async (
+  command: string,
+  extra: { target?: string; mode?: "sync" | "async"; timeoutS?: number; sessionId?: string | null } = {},
+) =>
   executionCreate(t.db.kysely, {
     sessionId: extra.sessionId ?? null,
     target: extra.target ?? "pve1",
@@ -79,7 +84,9 @@ const create = async (command: string, extra: { target?: string; mode?: "sync" |
   });
 
 const terminal = async (id: string) => {
-  await expect.poll(async () => (await executionGet(t.db.kysely, { executionId: id }))?.status, { timeout: 15_000 }).toMatch(/^(completed|failed|timed_out|cancelled)$/);
+  await expect
+    .poll(async () => (await executionGet(t.db.kysely, { executionId: id }))?.status, { timeout: 15_000 })
+    .toMatch(/^(completed|failed|timed_out|cancelled)$/);
   return (await executionGet(t.db.kysely, { executionId: id }))!;
 };
 
@@ -91,8 +98,17 @@ describe("async executions", () => {
     const done = await terminal(e.id);
     expect(done).toMatchObject({ status: "completed", exit_code: 0, stdout: "started by notify\n", stderr: "" });
     expect(done.runner_owner).toBe(runners[0]!.owner);
-    const statuses = await t.db.kysely.selectFrom("session_events").select("data").where("session_id", "=", s.id).orderBy("id").execute();
-    expect(statuses.map((r) => (r.data as { execution: { status: string } }).execution.status)).toEqual(["approved", "running", "completed"]);
+    const statuses = await t.db.kysely
+      .selectFrom("session_events")
+      .select("data")
+      .where("session_id", "=", s.id)
+      .orderBy("id")
+      .execute();
+    expect(statuses.map((r) => (r.data as { execution: { status: string } }).execution.status)).toEqual([
+      "approved",
+      "running",
+      "completed",
+    ]);
   });
 
   it("picks up approved executions that were waiting when it started", async () => {
@@ -153,9 +169,17 @@ describe("runInline", () => {
     const ok = await create("echo inline", { mode: "sync" });
     expect(await r.runInline(ok.id)).toMatchObject({ status: "completed", stdout: "inline\n" });
     const bad = await create("apt-get install -y nginxx", { mode: "sync" });
-    expect(await r.runInline(bad.id)).toMatchObject({ status: "failed", exit_code: 100, stderr: "E: Unable to locate package nginxx\n" });
+    expect(await r.runInline(bad.id)).toMatchObject({
+      status: "failed",
+      exit_code: 100,
+      stderr: "E: Unable to locate package nginxx\n",
+    });
     const slow = await create("sleep 30", { mode: "sync", timeoutS: 1 });
-    expect(await r.runInline(slow.id)).toMatchObject({ status: "timed_out", exit_code: 124, error: "timed out after 1 s; the remote process was ended" });
+    expect(await r.runInline(slow.id)).toMatchObject({
+      status: "timed_out",
+      exit_code: 124,
+      error: "timed out after 1 s; the remote process was ended",
+    });
     await expect(r.runInline(ok.id)).rejects.toThrow(/is completed, not approved \(mode sync\)/);
   });
 
@@ -163,10 +187,18 @@ describe("runInline", () => {
     const r = makeRunner();
     await r.start();
     const unknown = await create("uptime", { mode: "sync", target: "nas" });
-    expect(await r.runInline(unknown.id)).toMatchObject({ status: "failed", error: expect.stringMatching(/unknown target "nas"/) });
+    expect(await r.runInline(unknown.id)).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/unknown target "nas"/),
+    });
     const spoofed = await create("uptime", { mode: "sync", target: "pve9" });
-    expect(await r.runInline(spoofed.id)).toMatchObject({ status: "failed", error: expect.stringMatching(/refused to connect to pve9: its SSH host key is SHA256:/) });
-    await expect.poll(() => t.db.kysely.selectFrom("ssh_host_key_refusals").select("target").execute()).toEqual([{ target: "pve9" }]);
+    expect(await r.runInline(spoofed.id)).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/refused to connect to pve9: its SSH host key is SHA256:/),
+    });
+    await expect
+      .poll(() => t.db.kysely.selectFrom("ssh_host_key_refusals").select("target").execute())
+      .toEqual([{ target: "pve9" }]);
   });
 
   it("stops a sync execution when the caller aborts", async () => {
@@ -212,7 +244,13 @@ describe("a runner killed mid-command", () => {
     child.kill("SIGKILL");
     await exited;
     // Its lease runs out; the next runner to start reports the execution lost.
-    await expect.poll(async () => (await t.db.sql`SELECT lease_expires_at < now() AS expired FROM executions WHERE id = ${e.id}`)[0]!.expired, { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(
+        async () =>
+          (await t.db.sql`SELECT lease_expires_at < now() AS expired FROM executions WHERE id = ${e.id}`)[0]!.expired,
+        { timeout: 10_000 },
+      )
+      .toBe(true);
     await makeRunner().start();
     const row = (await executionGet(t.db.kysely, { executionId: e.id }))!;
     expect(row).toMatchObject({ status: "failed" });

@@ -27,7 +27,13 @@ describe("the service's runner", () => {
     const file = join(dir, "bad-targets.json");
     await writeFile(file, JSON.stringify([{ ...host.targetsFileEntry(), hostKeySha256: "md5:00" }]));
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      env: { PATH: process.env.PATH, PORT: "0", NOMOS_LOG_FORMAT: "json", DATABASE_URL: t.url, NOMOS_TARGETS_FILE: file },
+      env: {
+        PATH: process.env.PATH,
+        PORT: "0",
+        NOMOS_LOG_FORMAT: "json",
+        DATABASE_URL: t.url,
+        NOMOS_TARGETS_FILE: file,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -43,10 +49,21 @@ describe("the service's runner", () => {
     await writeFile(file, JSON.stringify([host.targetsFileEntry()]));
     const service = await startService({ DATABASE_URL: t.url, NOMOS_TARGETS_FILE: file });
     try {
-      const e = await executionCreate(t.db.kysely, { sessionId: null, target: "pve1", command: "echo via the service", risk: "read_only", mode: "async", status: "approved" });
-      await expect.poll(async () => (await executionGet(t.db.kysely, { executionId: e.id }))?.status, { timeout: 15_000 }).toBe("completed");
+      const e = await executionCreate(t.db.kysely, {
+        sessionId: null,
+        target: "pve1",
+        command: "echo via the service",
+        risk: "read_only",
+        mode: "async",
+        status: "approved",
+      });
+      await expect
+        .poll(async () => (await executionGet(t.db.kysely, { executionId: e.id }))?.status, { timeout: 15_000 })
+        .toBe("completed");
       expect((await executionGet(t.db.kysely, { executionId: e.id }))!.stdout).toBe("via the service\n");
-      const health = (await (await fetch(`${service.url}/healthz`)).json()) as { checks: Record<string, { ok: boolean }> };
+      const health = (await (await fetch(`${service.url}/healthz`)).json()) as {
+        checks: Record<string, { ok: boolean }>;
+      };
       expect(health.checks.executionRunner).toMatchObject({ ok: true, running: 0 });
     } finally {
       expect(await service.stop()).toBe(0);

@@ -234,7 +234,7 @@ const table: [string, Risk][] = [
   ["nohup ./backup.sh &", C],
   ["bash -c 'uptime; free -m'", R],
   ["sh -c 'rm -rf /srv/data'", D],
-  ["bash -lc \"systemctl status nginx | head -5\"", R],
+  ['bash -lc "systemctl status nginx | head -5"', R],
   ["ssh root@pve2 'qm list'", R],
   ["ssh pve2 zfs destroy tank/data", D],
   ["ssh -p 2222 root@nas 'uptime'", R],
@@ -251,6 +251,8 @@ const table: [string, Risk][] = [
   ["watch -n 5 docker ps", R],
   ["uptime # reboot", R],
   ["crontab -l", R],
+  ["date -u +%FT%T", R],
+  ["date -s '2026-01-01 00:00'", C],
   ["crontab -r", D],
   ["redis-cli FLUSHALL", D],
   ["redis-cli info memory", R],
@@ -265,7 +267,7 @@ const table: [string, Risk][] = [
   ["$SUDO systemctl status nginx", C],
   ["$rm -rf /", D],
   ["echo 'unterminated", C],
-  ["cat /etc/hosts | grep \"oops", C],
+  ['cat /etc/hosts | grep "oops', C],
   ["echo 'unterminated && mkfs.ext4 /dev/sda", D],
   ["(ls", C],
   ["case $x in a) reboot;; esac", D],
@@ -300,17 +302,42 @@ describe("classifyCommand", () => {
 describe("classifyCommand on arbitrary input", () => {
   it("never throws, always answers one of the three risks with a reason", async () => {
     const fc = (await import("fast-check")).default;
-    const shellish = fc.constantFrom("'", '"', "$(", ")", "`", "|", "&&", ";", "<<EOF\n", ">", "2>&1", "rm -rf /", "sudo ", "bash -c ", "\\", "\n", "{", "}", "(", "case x in", "pct exec 1 -- ");
+    const shellish = fc.constantFrom(
+      "'",
+      '"',
+      "$(",
+      ")",
+      "`",
+      "|",
+      "&&",
+      ";",
+      "<<EOF\n",
+      ">",
+      "2>&1",
+      "rm -rf /",
+      "sudo ",
+      "bash -c ",
+      "\\",
+      "\n",
+      "{",
+      "}",
+      "(",
+      "case x in",
+      "pct exec 1 -- ",
+    );
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string({ maxLength: 20 }), shellish), { maxLength: 12 }).map((p) => p.join("")), (line) => {
-        const got = classifyCommand(line);
-        expect(["read_only", "config_mutation", "destructive"]).toContain(got.risk);
-        expect(got.reasons.length).toBeGreaterThan(0);
-        // With no quoting, expansion or grouping around it, `rm -rf /` starting a command is destructive.
-        if (/^[^'"`\\#${}<>]*$/.test(line) && /(^|[;|&(\n])\s*rm -rf \/(\s|$|[;|&)])/.test(line)) {
-          expect(got.risk).toBe("destructive");
-        }
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.string({ maxLength: 20 }), shellish), { maxLength: 12 }).map((p) => p.join("")),
+        (line) => {
+          const got = classifyCommand(line);
+          expect(["read_only", "config_mutation", "destructive"]).toContain(got.risk);
+          expect(got.reasons.length).toBeGreaterThan(0);
+          // With no quoting, expansion or grouping around it, `rm -rf /` starting a command is destructive.
+          if (/^[^'"`\\#${}<>]*$/.test(line) && /(^|[;|&(\n])\s*rm -rf \/(\s|$|[;|&)])/.test(line)) {
+            expect(got.risk).toBe("destructive");
+          }
+        },
+      ),
       { numRuns: 2000 },
     );
   });

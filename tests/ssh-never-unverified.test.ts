@@ -7,7 +7,13 @@ import { describe, expect, it } from "vitest";
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(entries.map((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : Promise.resolve(e.name.endsWith(".ts") ? [join(dir, e.name)] : []))));
+  const nested = await Promise.all(
+    entries.map((e) =>
+      e.isDirectory()
+        ? sourceFiles(join(dir, e.name))
+        : Promise.resolve(e.name.endsWith(".ts") ? [join(dir, e.name)] : []),
+    ),
+  );
   return nested.flat();
 }
 
@@ -21,7 +27,9 @@ describe("SSH connections in src/", () => {
     expect(users).toEqual(["src/ssh/connection-pool.ts"]);
     const pool = await readFile("src/ssh/connection-pool.ts", "utf8");
     expect(pool.match(/client\.connect\(/g)).toHaveLength(1);
-    expect(pool).toMatch(/client\.connect\(\{[\s\S]*hostVerifier: \(hostKey: Buffer\) => \{[\s\S]*fingerprintsEqual\(presented, endpoint\.hostKeySha256\)/);
+    expect(pool).toMatch(
+      /client\.connect\(\{[\s\S]*hostVerifier: \(hostKey: Buffer\) => \{[\s\S]*fingerprintsEqual\(presented, endpoint\.hostKeySha256\)/,
+    );
     expect(pool).not.toMatch(/agentForward: true|\bagent:/);
   });
 });

@@ -25,8 +25,12 @@ const pgrep = (pattern: string) => {
   }
 };
 
-// Skipped only when Debian's openssh-server is not installed (.ci/run installs it).
-describe.skipIf(!sshdAvailable())(`against OpenSSH (${SSHD_PATH})`, () => {
+// Skipped only when Debian's openssh-server is not installed (.ci/run installs
+// it); the suite's name then says why in the report.
+const suiteName = sshdAvailable()
+  ? `against OpenSSH (${SSHD_PATH})`
+  : `against OpenSSH: skipped because ${SSHD_PATH} is absent (apt-get install -y openssh-server)`;
+describe.skipIf(!sshdAvailable())(suiteName, () => {
   let sshd: OpenSshServer;
   let pool: SshPool;
   beforeAll(async () => {
@@ -53,7 +57,12 @@ describe.skipIf(!sshdAvailable())(`against OpenSSH (${SSHD_PATH})`, () => {
     const fresh = new SshPool({ log });
     try {
       const wrong = `SHA256:${"B".repeat(43)}`;
-      const err = await runCommand(fresh, sshd.endpoint({ name: "spoofed", hostKeySha256: wrong }), { command: "true", timeoutS: 5, outputCapBytes: 1024, redact }).catch((e: unknown) => e);
+      const err = await runCommand(fresh, sshd.endpoint({ name: "spoofed", hostKeySha256: wrong }), {
+        command: "true",
+        timeoutS: 5,
+        outputCapBytes: 1024,
+        redact,
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(HostKeyMismatchError);
       expect((err as HostKeyMismatchError).presented).toBe(sshd.hostKeySha256);
       await new Promise((r) => setTimeout(r, 200));
@@ -65,16 +74,38 @@ describe.skipIf(!sshdAvailable())(`against OpenSSH (${SSHD_PATH})`, () => {
 
   it("quoting: arbitrary strings come back unchanged through sshd and a real shell", async () => {
     const text = fc.string({ unit: "binary", maxLength: 60 }).filter((s) => !s.includes("\0"));
-    const nasty = fc.constantFrom("'", '"', "$(id)", "`id`", "\n", "-n", "--", "\\", "$HOME", "!", "*", ";", "|", "é✓🚀", "'\\''", "\t");
+    const nasty = fc.constantFrom(
+      "'",
+      '"',
+      "$(id)",
+      "`id`",
+      "\n",
+      "-n",
+      "--",
+      "\\",
+      "$HOME",
+      "!",
+      "*",
+      ";",
+      "|",
+      "é✓🚀",
+      "'\\''",
+      "\t",
+    );
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(text, nasty), { maxLength: 6 }).map((p) => p.join("")), async (s) => {
-        const r = await run(`printf '%s' ${shellQuote(s)}`);
-        expect(r.stdout).toBe(redact(s));
-        // And the container path, with pct played by a shell function on the host.
-        const remote = buildRemoteCommand({ command: `printf '%s' ${shellQuote(s)}`, timeoutS: 30, vmid: 105 });
-        const raw = await pool.exec(sshd.endpoint(), `pct() { shift 3; "$@"; }; ${remote} 2>/dev/null`, { outputCapBytes: 64 * 1024 });
-        expect(raw.stdout.result().text).toBe(s);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.oneof(text, nasty), { maxLength: 6 }).map((p) => p.join("")),
+        async (s) => {
+          const r = await run(`printf '%s' ${shellQuote(s)}`);
+          expect(r.stdout).toBe(redact(s));
+          // And the container path, with pct played by a shell function on the host.
+          const remote = buildRemoteCommand({ command: `printf '%s' ${shellQuote(s)}`, timeoutS: 30, vmid: 105 });
+          const raw = await pool.exec(sshd.endpoint(), `pct() { shift 3; "$@"; }; ${remote} 2>/dev/null`, {
+            outputCapBytes: 64 * 1024,
+          });
+          expect(raw.stdout.result().text).toBe(s);
+        },
+      ),
       { numRuns: 40 },
     );
   }, 120_000);

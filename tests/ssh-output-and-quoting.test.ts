@@ -12,34 +12,42 @@ import { buildRemoteCommand, containerCommand } from "../src/ssh/remote-command.
 describe("CappedOutput", () => {
   it("keeps everything under the cap, decoding UTF-8 split at any chunk boundary", () => {
     fc.assert(
-      fc.property(fc.string({ unit: "grapheme", maxLength: 60 }), fc.array(fc.nat(), { maxLength: 10 }), (text, cuts) => {
-        const bytes = Buffer.from(text);
-        const out = new CappedOutput(1024);
-        const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-        let prev = 0;
-        for (const p of [...points, bytes.length]) {
-          out.push(bytes.subarray(prev, p));
-          prev = p;
-        }
-        expect(out.result()).toEqual({ text, droppedBytes: 0 });
-      }),
+      fc.property(
+        fc.string({ unit: "grapheme", maxLength: 60 }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (text, cuts) => {
+          const bytes = Buffer.from(text);
+          const out = new CappedOutput(1024);
+          const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+          let prev = 0;
+          for (const p of [...points, bytes.length]) {
+            out.push(bytes.subarray(prev, p));
+            prev = p;
+          }
+          expect(out.result()).toEqual({ text, droppedBytes: 0 });
+        },
+      ),
     );
   });
 
   it("over the cap keeps valid UTF-8 head and tail and counts every dropped byte", () => {
     fc.assert(
-      fc.property(fc.string({ unit: "grapheme", minLength: 50, maxLength: 300 }), fc.integer({ min: 16, max: 64 }), (text, cap) => {
-        const bytes = Buffer.from(text);
-        const out = new CappedOutput(cap);
-        for (let i = 0; i < bytes.length; i += 7) out.push(bytes.subarray(i, i + 7));
-        const r = out.result();
-        if (bytes.length <= cap) return expect(r.text).toBe(text);
-        const [head, tail] = r.text.split(/\n\[\.\.\. \d+ bytes dropped \.\.\.\]\n/);
-        expect(text.startsWith(head!)).toBe(true);
-        expect(text.endsWith(tail!)).toBe(true);
-        expect(Buffer.byteLength(head!) + Buffer.byteLength(tail!) + r.droppedBytes).toBe(bytes.length);
-        expect(r.text).not.toContain("\uFFFD");
-      }),
+      fc.property(
+        fc.string({ unit: "grapheme", minLength: 50, maxLength: 300 }),
+        fc.integer({ min: 16, max: 64 }),
+        (text, cap) => {
+          const bytes = Buffer.from(text);
+          const out = new CappedOutput(cap);
+          for (let i = 0; i < bytes.length; i += 7) out.push(bytes.subarray(i, i + 7));
+          const r = out.result();
+          if (bytes.length <= cap) return expect(r.text).toBe(text);
+          const [head, tail] = r.text.split(/\n\[\.\.\. \d+ bytes dropped \.\.\.\]\n/);
+          expect(text.startsWith(head!)).toBe(true);
+          expect(text.endsWith(tail!)).toBe(true);
+          expect(Buffer.byteLength(head!) + Buffer.byteLength(tail!) + r.droppedBytes).toBe(bytes.length);
+          expect(r.text).not.toContain("\uFFFD");
+        },
+      ),
     );
   });
 });
@@ -64,7 +72,27 @@ describe("redaction", () => {
 /** Runs a script in a real bash and returns its stdout. */
 const bash = (script: string) => execFileSync("/bin/bash", ["-c", script], { encoding: "utf8" });
 const anyText = fc.string({ unit: "binary", maxLength: 80 }).filter((s) => !s.includes("\0"));
-const shellNasties = fc.constantFrom("'", '"', "$(id)", "`id`", "\n", "-n", "--", "\\", "$HOME", "!", "*", ";", "|", " ", "é✓🚀", "'\\''", "${x:-y}", "\t", "#");
+const shellNasties = fc.constantFrom(
+  "'",
+  '"',
+  "$(id)",
+  "`id`",
+  "\n",
+  "-n",
+  "--",
+  "\\",
+  "$HOME",
+  "!",
+  "*",
+  ";",
+  "|",
+  " ",
+  "é✓🚀",
+  "'\\''",
+  "${x:-y}",
+  "\t",
+  "#",
+);
 const nasty = fc.array(fc.oneof(anyText, shellNasties), { maxLength: 8 }).map((parts) => parts.join(""));
 
 describe("quoting through a real shell", () => {

@@ -17,7 +17,14 @@ let host: SshTestHost;
 let pool: SshPool;
 const redact = makeRedactor(["hunter2-configured-secret"]);
 const run = (command: string, extra: { timeoutS?: number; vmid?: number; signal?: AbortSignal; cap?: number } = {}) =>
-  runCommand(pool, host.endpoint(), { command, timeoutS: extra.timeoutS ?? 60, vmid: extra.vmid, outputCapBytes: extra.cap ?? 64 * 1024, signal: extra.signal, redact });
+  runCommand(pool, host.endpoint(), {
+    command,
+    timeoutS: extra.timeoutS ?? 60,
+    vmid: extra.vmid,
+    outputCapBytes: extra.cap ?? 64 * 1024,
+    signal: extra.signal,
+    redact,
+  });
 
 beforeAll(async () => {
   host = await SshTestHost.start();
@@ -97,10 +104,12 @@ describe("running commands", () => {
   it("cancels a running command by killing the remote process", async () => {
     freshPool();
     const ac = new AbortController();
-    const started = new Promise<void>((resolve) => host.handle("long-job", async (ctx) => {
-      resolve();
-      await ctx.sleep(60_000);
-    }));
+    const started = new Promise<void>((resolve) =>
+      host.handle("long-job", async (ctx) => {
+        resolve();
+        await ctx.sleep(60_000);
+      }),
+    );
     const pending = run("long-job", { signal: ac.signal });
     await started;
     ac.abort();
@@ -178,14 +187,23 @@ describe("connections", () => {
       freshPool({ onHostKeyRefused: (r) => sshHostKeyRefusalRecord(t.db.kysely, "system:runner", r) });
       // The endpoint pins pve1's real key; the "other" server presents a different one.
       const endpoint = { ...other.endpoint(), hostKeySha256: host.hostKeySha256 };
-      const err = await runCommand(pool, endpoint, { command: "true", timeoutS: 5, outputCapBytes: 1024, redact }).catch((e: unknown) => e);
+      const err = await runCommand(pool, endpoint, {
+        command: "true",
+        timeoutS: 5,
+        outputCapBytes: 1024,
+        redact,
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(HostKeyMismatchError);
       expect((err as Error).message).toContain(other.hostKeySha256);
       expect((err as Error).message).toMatch(/refused to connect to pve1/);
       expect(other.authAttempts).toBe(0);
       expect(other.log).toHaveLength(0);
       await expect.poll(() => t.db.kysely.selectFrom("ssh_host_key_refusals").selectAll().execute()).toHaveLength(1);
-      const audit = await t.db.kysely.selectFrom("audit.events").select(["actor", "table_name"]).where("table_name", "=", "ssh_host_key_refusals").execute();
+      const audit = await t.db.kysely
+        .selectFrom("audit.events")
+        .select(["actor", "table_name"])
+        .where("table_name", "=", "ssh_host_key_refusals")
+        .execute();
       expect(audit).toEqual([{ actor: "system:runner", table_name: "ssh_host_key_refusals" }]);
     } finally {
       await other.stop();
@@ -194,15 +212,30 @@ describe("connections", () => {
 
   it("says plainly when a host cannot be reached or the key is not accepted", async () => {
     freshPool({ connectTimeoutMs: 2000 });
-    const closed = await runCommand(pool, host.endpoint({ port: 1 }), { command: "true", timeoutS: 5, outputCapBytes: 1024, redact }).catch((e: unknown) => e);
+    const closed = await runCommand(pool, host.endpoint({ port: 1 }), {
+      command: "true",
+      timeoutS: 5,
+      outputCapBytes: 1024,
+      redact,
+    }).catch((e: unknown) => e);
     expect(closed).toBeInstanceOf(SshConnectError);
     expect((closed as Error).message).toMatch(/cannot connect to pve1 \(root@127\.0\.0\.1:1\)/);
     const other = await SshTestHost.start();
     try {
-      const badKey = await runCommand(pool, host.endpoint({ privateKeyPath: other.clientKeyPath }), { command: "true", timeoutS: 5, outputCapBytes: 1024, redact }).catch((e: unknown) => e);
+      const badKey = await runCommand(pool, host.endpoint({ privateKeyPath: other.clientKeyPath }), {
+        command: "true",
+        timeoutS: 5,
+        outputCapBytes: 1024,
+        redact,
+      }).catch((e: unknown) => e);
       expect(badKey).toBeInstanceOf(SshConnectError);
       expect((badKey as Error).message).toMatch(/authentication/i);
-      const noKey = await runCommand(pool, host.endpoint({ privateKeyPath: "/nonexistent/key" }), { command: "true", timeoutS: 5, outputCapBytes: 1024, redact }).catch((e: unknown) => e);
+      const noKey = await runCommand(pool, host.endpoint({ privateKeyPath: "/nonexistent/key" }), {
+        command: "true",
+        timeoutS: 5,
+        outputCapBytes: 1024,
+        redact,
+      }).catch((e: unknown) => e);
       expect((noKey as Error).message).toMatch(/cannot read the private key for pve1 at \/nonexistent\/key: ENOENT/);
     } finally {
       await other.stop();

@@ -54,7 +54,10 @@ export interface CommandContext {
 }
 
 /** Returns the exit code (default 0). */
-export type CommandHandler = (ctx: CommandContext, match: RegExpExecArray | null) => number | void | Promise<number | void>;
+export type CommandHandler = (
+  ctx: CommandContext,
+  match: RegExpExecArray | null,
+) => number | void | Promise<number | void>;
 type Matcher = RegExp | string | ((command: string, vmid: number | null) => boolean);
 
 export interface SshTestHostOptions {
@@ -115,7 +118,15 @@ export class SshTestHost {
   /** Targets-file entry for this node. */
   targetsFileEntry() {
     const e = this.endpoint();
-    return { name: e.name, host: e.host, port: e.port, username: e.username, privateKeyPath: e.privateKeyPath, hostKeySha256: e.hostKeySha256, kind: "proxmox" as const };
+    return {
+      name: e.name,
+      host: e.host,
+      port: e.port,
+      username: e.username,
+      privateKeyPath: e.privateKeyPath,
+      hostKeySha256: e.hostKeySha256,
+      kind: "proxmox" as const,
+    };
   }
 
   /** Puts a handler in front of the others; string matchers match the whole command. */
@@ -220,10 +231,14 @@ export class SshTestHost {
         new Promise<void>((resolve, reject) => {
           if (ctl.signal.aborted) return reject(new Killed());
           const timer = setTimeout(resolve, ms);
-          ctl.signal.addEventListener("abort", () => {
-            clearTimeout(timer);
-            reject(new Killed());
-          }, { once: true });
+          ctl.signal.addEventListener(
+            "abort",
+            () => {
+              clearTimeout(timer);
+              reject(new Killed());
+            },
+            { once: true },
+          );
         }),
     };
     let timedOut = false;
@@ -329,7 +344,8 @@ export class SshTestHost {
     switch (sub) {
       case "list":
         ctx.out("VMID       Status     Lock         Name\n");
-        for (const c of this.containers.values()) ctx.out(`${c.vmid}        ${c.status}                 ${c.hostname}\n`);
+        for (const c of this.containers.values())
+          ctx.out(`${c.vmid}        ${c.status}                 ${c.hostname}\n`);
         return 0;
       case "create": {
         if (ct) {
@@ -338,7 +354,13 @@ export class SshTestHost {
         }
         const options: Record<string, string> = {};
         for (let i = 1; i < rest.length; i += 2) options[rest[i]!.replace(/^--?/, "")] = rest[i + 1] ?? "";
-        this.containers.set(vmid, { vmid, hostname: options.hostname ?? `CT${vmid}`, status: "stopped", ostemplate: rest[0] ?? "", options });
+        this.containers.set(vmid, {
+          vmid,
+          hostname: options.hostname ?? `CT${vmid}`,
+          status: "stopped",
+          ostemplate: rest[0] ?? "",
+          options,
+        });
         ctx.out(`extracting archive '${rest[0]}'\nCreating SSH host keys\n`);
         return 0;
       }

@@ -115,11 +115,17 @@ export async function executionCreate(db: Db, p: ExecutionCreateParams): Promise
   });
 }
 
+/**
+ * pending_approval -> approved. An execution approved later runs in the
+ * background (mode becomes 'async'): the turn that asked for it with `run`
+ * has moved on, so its result comes back as a continuation, and the runner,
+ * which only claims async executions, picks it up at once.
+ */
 export async function executionApprove(db: Db, p: { executionId: string }): Promise<Execution> {
   return inTransaction(db, async (tx) => {
     const e = await tx
       .updateTable("executions")
-      .set({ status: "approved", approved_at: sql<Date>`now()` })
+      .set({ status: "approved", approved_at: sql<Date>`now()`, mode: "async" })
       .where("id", "=", p.executionId)
       .where("status", "=", "pending_approval")
       .returningAll()
@@ -199,7 +205,10 @@ export async function executionClaimNext(db: Db, p: ClaimParams): Promise<Execut
 }
 
 /** approved -> running for one specific execution (mode = 'sync': run inline by this process). */
-export async function executionClaim(db: Db, p: ClaimParams & { executionId: string; mode: "sync" | "async" }): Promise<Execution> {
+export async function executionClaim(
+  db: Db,
+  p: ClaimParams & { executionId: string; mode: "sync" | "async" },
+): Promise<Execution> {
   return inTransaction(db, async (tx) => {
     const e = await tx
       .updateTable("executions")
@@ -250,7 +259,10 @@ export interface ExecutionOutcome {
 }
 
 /** running -> terminal, only for the runner that holds it. */
-export async function executionFinish(db: Db, p: { executionId: string; owner: string; outcome: ExecutionOutcome }): Promise<Execution> {
+export async function executionFinish(
+  db: Db,
+  p: { executionId: string; owner: string; outcome: ExecutionOutcome },
+): Promise<Execution> {
   const o = p.outcome;
   return inTransaction(db, async (tx) => {
     const e = await tx

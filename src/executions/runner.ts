@@ -91,7 +91,11 @@ export class ExecutionRunner {
     this.#started = true;
     await this.#markLost();
     this.lastSweepAt = new Date();
-    const ready = await this.#o.db.sql.listen(EXECUTION_READY_CHANNEL, () => this.#drain(), () => this.#drain());
+    const ready = await this.#o.db.sql.listen(
+      EXECUTION_READY_CHANNEL,
+      () => this.#drain(),
+      () => this.#drain(),
+    );
     const cancel = await this.#o.db.sql.listen(EXECUTION_CANCEL_CHANNEL, (id) => this.#inFlight.get(id)?.abort.abort());
     this.#unlisten.push(ready.unlisten, cancel.unlisten);
     this.#sweepTimer = setInterval(() => void this.#sweep(), this.#o.sweepEveryMs);
@@ -131,7 +135,12 @@ export class ExecutionRunner {
   /** For /healthz: started, and the sweep has run within three intervals. */
   health(): { ok: boolean; running: number; lastSweepAt: string | null; owner: string } {
     const fresh = this.lastSweepAt !== null && Date.now() - this.lastSweepAt.getTime() < 3 * this.#o.sweepEveryMs;
-    return { ok: this.#started && !this.#stopping && fresh, running: this.#inFlight.size, lastSweepAt: this.lastSweepAt?.toISOString() ?? null, owner: this.owner };
+    return {
+      ok: this.#started && !this.#stopping && fresh,
+      running: this.#inFlight.size,
+      lastSweepAt: this.lastSweepAt?.toISOString() ?? null,
+      owner: this.owner,
+    };
   }
 
   /** Executions running in this process now. */
@@ -141,7 +150,11 @@ export class ExecutionRunner {
 
   async #markLost(): Promise<void> {
     const lost = await withActor(this.#o.db.kysely, ACTOR, (tx) => executionMarkLost(tx));
-    for (const e of lost) this.#o.log.warn({ executionId: e.id, previousOwner: e.runner_owner }, "execution lost with its runner; marked failed, not re-run");
+    for (const e of lost)
+      this.#o.log.warn(
+        { executionId: e.id, previousOwner: e.runner_owner },
+        "execution lost with its runner; marked failed, not re-run",
+      );
   }
 
   async #sweep(): Promise<void> {
@@ -234,7 +247,11 @@ export class ExecutionRunner {
   async #outcome(e: Execution, signal: AbortSignal): Promise<ExecutionOutcome> {
     try {
       const target = await this.#o.registry.resolve(e.target);
-      if (!target) return { status: "failed", error: `unknown target "${e.target}": it is not in the targets file and no container has that name` };
+      if (!target)
+        return {
+          status: "failed",
+          error: `unknown target "${e.target}": it is not in the targets file and no container has that name`,
+        };
       const r = await runCommand(this.#o.pool, target.ssh, {
         command: e.command,
         timeoutS: Math.min(e.timeout_s, this.#o.maxTimeoutS),
@@ -252,9 +269,18 @@ export class ExecutionRunner {
         stderrDroppedBytes: r.stderrDroppedBytes,
       };
       if (r.cancelled) return { ...result, status: "cancelled", error: "cancelled" };
-      if (r.timedOut) return { ...result, status: "timed_out", error: `timed out after ${e.timeout_s} s; the remote process was ended` };
+      if (r.timedOut)
+        return {
+          ...result,
+          status: "timed_out",
+          error: `timed out after ${e.timeout_s} s; the remote process was ended`,
+        };
       if (r.exitCode === 0) return { ...result, status: "completed" };
-      return { ...result, status: "failed", error: r.exitCode === null ? `ended by signal ${r.signal ?? "unknown"}` : null };
+      return {
+        ...result,
+        status: "failed",
+        error: r.exitCode === null ? `ended by signal ${r.signal ?? "unknown"}` : null,
+      };
     } catch (err) {
       if (err instanceof SshError) {
         return { status: signal.aborted ? "cancelled" : "failed", error: this.#o.redact(err.message) };
@@ -264,4 +290,3 @@ export class ExecutionRunner {
     }
   }
 }
-

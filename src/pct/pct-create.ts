@@ -19,24 +19,42 @@ import { type CommandResult, runCommand } from "../ssh/run-command.js";
 import { type TargetRegistry, targetRegisterContainer } from "../targets/registry.js";
 import { TARGET_NAME } from "../targets/targets-file.js";
 
-const RFC1123_HOSTNAME = /^(?=.{1,63}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const RFC1123_HOSTNAME =
+  /^(?=.{1,63}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const IPV4_CIDR = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}\/([0-9]|[12]\d|3[0-2])$/;
 
 export const pctCreateInput = z.strictObject({
   node: z.string().regex(TARGET_NAME, "must name a Proxmox node target"),
-  hostname: z.string().regex(RFC1123_HOSTNAME, "must be an RFC 1123 host name of at most 63 characters (letters, digits, '-', dots between labels)"),
+  hostname: z
+    .string()
+    .regex(
+      RFC1123_HOSTNAME,
+      "must be an RFC 1123 host name of at most 63 characters (letters, digits, '-', dots between labels)",
+    ),
   ostemplate: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*:vztmpl\/[A-Za-z0-9_.+-]+\.tar\.(gz|xz|zst)$/, "must look like local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst"),
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9_.-]*:vztmpl\/[A-Za-z0-9_.+-]+\.tar\.(gz|xz|zst)$/,
+      "must look like local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst",
+    ),
   vmid: z.number().int().min(100, "must be at least 100").max(999_999_999, "must be at most 999999999").optional(),
   cores: z.number().int().min(1).max(512).default(1),
   memory_mb: z.number().int().min(16).max(4_194_304).default(512),
   disk_gb: z.number().int().min(1).max(131_072).default(8),
-  storage: z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,62}$/, "must be a Proxmox storage id such as local-lvm").default("local-lvm"),
-  bridge: z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,14}$/, "must be a bridge name such as vmbr0").default("vmbr0"),
+  storage: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,62}$/, "must be a Proxmox storage id such as local-lvm")
+    .default("local-lvm"),
+  bridge: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,14}$/, "must be a bridge name such as vmbr0")
+    .default("vmbr0"),
   ip: z
     .string()
-    .refine((v) => v === "dhcp" || IPV4_CIDR.test(v), "must be dhcp or an IPv4 address with prefix length, like 192.168.1.50/24")
+    .refine(
+      (v) => v === "dhcp" || IPV4_CIDR.test(v),
+      "must be dhcp or an IPv4 address with prefix length, like 192.168.1.50/24",
+    )
     .default("dhcp"),
   nesting: z.boolean().default(false),
   keyctl: z.boolean().default(false),
@@ -68,12 +86,16 @@ export async function pctCreate(
 ): Promise<{ target: string; node: string; vmid: number; hostname: string }> {
   const parsed = pctCreateInput.safeParse(input);
   if (!parsed.success) {
-    throw new PctCreateError(`pct_create: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"} ${i.message}`).join("; ")}`);
+    throw new PctCreateError(
+      `pct_create: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"} ${i.message}`).join("; ")}`,
+    );
   }
   const p = parsed.data;
   const node = await deps.registry.resolve(p.node);
   if (!node || node.kind !== "proxmox") {
-    throw new PctCreateError(`pct_create: node "${p.node}" is not a Proxmox node in the targets file${node ? ` (it is a ${node.kind} target)` : ""}`);
+    throw new PctCreateError(
+      `pct_create: node "${p.node}" is not a Proxmox node in the targets file${node ? ` (it is a ${node.kind} target)` : ""}`,
+    );
   }
   if (await deps.registry.resolve(p.hostname)) {
     throw new PctCreateError(`pct_create: a target named "${p.hostname}" already exists; choose another hostname`);
@@ -110,7 +132,8 @@ export async function pctCreate(
   for (;;) {
     const status = await run(`pct status ${id}`, 15);
     if (status.exitCode === 0 && /status:\s*running/.test(status.stdout)) break;
-    if (Date.now() > deadline) throw failed(`waiting for container ${id} to run (last: ${status.stdout.trim() || "no status"})`, status);
+    if (Date.now() > deadline)
+      throw failed(`waiting for container ${id} to run (last: ${status.stdout.trim() || "no status"})`, status);
     await new Promise((r) => setTimeout(r, 500));
   }
   await withActor(deps.db, ctx.actor, (tx) =>

@@ -264,7 +264,7 @@ export function parseShell(input: string): ParsedLine {
           const d = input[i];
           if (d === "\\" && i + 1 < input.length) {
             const e = input[i + 1]!;
-            word.text += "$`\"\\\n".includes(e) ? (e === "\n" ? "" : e) : `\\${e}`;
+            word.text += '$`"\\\n'.includes(e) ? (e === "\n" ? "" : e) : `\\${e}`;
             i += 2;
           } else if (d === "$") readDollar(word, true);
           else if (d === "`") readBacktick(word, true);

@@ -163,14 +163,23 @@ export class SshPool {
       try {
         privateKey = await readFile(endpoint.privateKeyPath);
       } catch (err) {
-        throw new SshConnectError(`cannot read the private key for ${endpoint.name} at ${endpoint.privateKeyPath}: ${(err as NodeJS.ErrnoException).code ?? "error"}`, { cause: err });
+        throw new SshConnectError(
+          `cannot read the private key for ${endpoint.name} at ${endpoint.privateKeyPath}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+          { cause: err },
+        );
       }
       let mismatch: HostKeyMismatchError | undefined;
       await new Promise<void>((resolve, reject) => {
         const onError = (err: Error) => {
           cleanup();
           if (mismatch) reject(mismatch);
-          else reject(new SshConnectError(`cannot connect to ${endpoint.name} (${endpoint.username}@${endpoint.host}:${endpoint.port}): ${err.message}`, { cause: err }));
+          else
+            reject(
+              new SshConnectError(
+                `cannot connect to ${endpoint.name} (${endpoint.username}@${endpoint.host}:${endpoint.port}): ${err.message}`,
+                { cause: err },
+              ),
+            );
         };
         const onReady = () => {
           cleanup();
@@ -200,13 +209,15 @@ export class SshPool {
             if (fingerprintsEqual(presented, endpoint.hostKeySha256)) return true;
             mismatch = new HostKeyMismatchError(endpoint.name, endpoint.hostKeySha256, presented);
             log.warn({ expected: endpoint.hostKeySha256, presented }, "host key mismatch: connection refused");
-            void this.#opts.onHostKeyRefused?.({
-              target: endpoint.name,
-              host: endpoint.host,
-              port: endpoint.port,
-              expectedSha256: endpoint.hostKeySha256,
-              presentedSha256: presented,
-            }).catch((err: unknown) => log.error({ err }, "could not record the host key refusal"));
+            void this.#opts
+              .onHostKeyRefused?.({
+                target: endpoint.name,
+                host: endpoint.host,
+                port: endpoint.port,
+                expectedSha256: endpoint.hostKeySha256,
+                presentedSha256: presented,
+              })
+              .catch((err: unknown) => log.error({ err }, "could not record the host key refusal"));
             return false;
           },
         });
@@ -301,7 +312,9 @@ export class SshPool {
           });
         });
       } catch (err) {
-        finish(new SshConnectError(`cannot run a command on ${endpoint.name}: ${(err as Error).message}`, { cause: err }));
+        finish(
+          new SshConnectError(`cannot run a command on ${endpoint.name}: ${(err as Error).message}`, { cause: err }),
+        );
       }
     });
   }

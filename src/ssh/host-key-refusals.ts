@@ -17,7 +17,13 @@ export async function sshHostKeyRefusalRecord(db: Kysely<Database>, actor: strin
   await withActor(db, actor, (tx) =>
     tx
       .insertInto("ssh_host_key_refusals")
-      .values({ target: r.target, host: r.host, port: r.port, expected_sha256: r.expectedSha256, presented_sha256: r.presentedSha256 })
+      .values({
+        target: r.target,
+        host: r.host,
+        port: r.port,
+        expected_sha256: r.expectedSha256,
+        presented_sha256: r.presentedSha256,
+      })
       .execute(),
   );
 }

@@ -35,7 +35,12 @@ export interface TargetInfo {
 }
 
 /** What the agent and the browser may see of a target: no address details, no key path. */
-export function targetSummary(t: TargetInfo): { name: string; kind: TargetKind; node: string | null; vmid: number | null } {
+export function targetSummary(t: TargetInfo): {
+  name: string;
+  kind: TargetKind;
+  node: string | null;
+  vmid: number | null;
+} {
   return { name: t.name, kind: t.kind, node: t.node, vmid: t.vmid };
 }
 
@@ -110,7 +115,13 @@ export class TargetRegistry {
     // operator created by hand): it is only `pct exec` on a node we may act on.
     const node = m ? this.#direct.get(m[1]!) : undefined;
     if (m && node?.kind === "proxmox" && Number(m[2]) >= 100) {
-      return { ...this.#directInfo(node), name: nameOrNodeSlashVmid, kind: "container", node: node.name, vmid: Number(m[2]) };
+      return {
+        ...this.#directInfo(node),
+        name: nameOrNodeSlashVmid,
+        kind: "container",
+        node: node.name,
+        vmid: Number(m[2]),
+      };
     }
     return undefined;
   }
@@ -133,10 +144,22 @@ export class TargetRegistry {
     };
   }
 
-  #containerInfo(row: { name: string; node: string | null; vmid: number | null; created_by_session_id: string | null }): TargetInfo | undefined {
+  #containerInfo(row: {
+    name: string;
+    node: string | null;
+    vmid: number | null;
+    created_by_session_id: string | null;
+  }): TargetInfo | undefined {
     const node = row.node ? this.#direct.get(row.node) : undefined;
     if (!node || row.vmid === null) return undefined;
-    return { ...this.#directInfo(node), name: row.name, kind: "container", node: node.name, vmid: row.vmid, createdBySessionId: row.created_by_session_id };
+    return {
+      ...this.#directInfo(node),
+      name: row.name,
+      kind: "container",
+      node: node.name,
+      vmid: row.vmid,
+      createdBySessionId: row.created_by_session_id,
+    };
   }
 }
 
@@ -149,15 +172,37 @@ export async function targetRegisterContainer(
   tx: Tx,
   p: { name: string; node: string; vmid: number; createdBySessionId: string | null },
 ): Promise<void> {
-  const existing = await tx.selectFrom("targets").select(["name", "kind", "node", "vmid"]).where("name", "=", p.name).executeTakeFirst();
+  const existing = await tx
+    .selectFrom("targets")
+    .select(["name", "kind", "node", "vmid"])
+    .where("name", "=", p.name)
+    .executeTakeFirst();
   if (existing && !(existing.kind === "container" && existing.node === p.node)) {
-    throw new TargetConflictError(`a target named "${p.name}" already exists (${existing.kind}${existing.node ? ` on ${existing.node}` : ""}); choose another hostname`);
+    throw new TargetConflictError(
+      `a target named "${p.name}" already exists (${existing.kind}${existing.node ? ` on ${existing.node}` : ""}); choose another hostname`,
+    );
   }
   // The same hostname recreated on the same node (old container destroyed) takes the new vmid.
-  await tx.deleteFrom("targets").where("kind", "=", "container").where("node", "=", p.node).where("vmid", "=", p.vmid).where("name", "<>", p.name).execute();
+  await tx
+    .deleteFrom("targets")
+    .where("kind", "=", "container")
+    .where("node", "=", p.node)
+    .where("vmid", "=", p.vmid)
+    .where("name", "<>", p.name)
+    .execute();
   await tx
     .insertInto("targets")
-    .values({ name: p.name, kind: "container", node: p.node, vmid: p.vmid, created_by_session_id: p.createdBySessionId })
-    .onConflict((oc) => oc.column("name").doUpdateSet({ vmid: p.vmid, created_by_session_id: p.createdBySessionId, updated_at: new Date() }))
+    .values({
+      name: p.name,
+      kind: "container",
+      node: p.node,
+      vmid: p.vmid,
+      created_by_session_id: p.createdBySessionId,
+    })
+    .onConflict((oc) =>
+      oc
+        .column("name")
+        .doUpdateSet({ vmid: p.vmid, created_by_session_id: p.createdBySessionId, updated_at: new Date() }),
+    )
     .execute();
 }

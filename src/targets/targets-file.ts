@@ -17,7 +17,10 @@ export const fileTargetSchema = z.strictObject({
   privateKeyPath: z.string().min(1, "must be a path to a private key file"),
   hostKeySha256: z
     .string()
-    .regex(HOST_KEY_SHA256, "must be an OpenSSH fingerprint like SHA256:abc... (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub)"),
+    .regex(
+      HOST_KEY_SHA256,
+      "must be an OpenSSH fingerprint like SHA256:abc... (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub)",
+    ),
   kind: z.enum(["proxmox", "ssh"]),
 });
 

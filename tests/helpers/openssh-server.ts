@@ -54,7 +54,9 @@ function loginUser(): string {
   try {
     execFileSync("id", [SSH_TEST_USER], { stdio: "ignore" });
   } catch {
-    execFileSync("useradd", ["--create-home", "--shell", "/bin/bash", "--password", "*", SSH_TEST_USER], { stdio: "ignore" });
+    execFileSync("useradd", ["--create-home", "--shell", "/bin/bash", "--password", "*", SSH_TEST_USER], {
+      stdio: "ignore",
+    });
   }
   return SSH_TEST_USER;
 }
@@ -63,7 +65,8 @@ export async function startOpenSshServer(): Promise<OpenSshServer> {
   if (!sshdAvailable()) throw new Error(`${SSHD_PATH} is not installed (apt-get install -y openssh-server)`);
   const dir = await mkdtemp(join(tmpdir(), "nomos-sshd-"));
   const username = loginUser();
-  const keygen = (file: string) => execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "nomos-test", "-f", file]);
+  const keygen = (file: string) =>
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "nomos-test", "-f", file]);
   keygen(join(dir, "host_ed25519"));
   keygen(join(dir, "client_ed25519"));
   await writeFile(join(dir, "authorized_keys"), await readFile(join(dir, "client_ed25519.pub")));
@@ -100,7 +103,9 @@ export async function startOpenSshServer(): Promise<OpenSshServer> {
   const pub = (await readFile(join(dir, "host_ed25519.pub"), "utf8")).split(" ")[1]!;
   const hostKeySha256 = sha256Fingerprint(Buffer.from(pub, "base64"));
 
-  const child: ChildProcess = spawn(SSHD_PATH, ["-f", join(dir, "sshd_config"), "-D", "-e"], { stdio: ["ignore", "ignore", "pipe"] });
+  const child: ChildProcess = spawn(SSHD_PATH, ["-f", join(dir, "sshd_config"), "-D", "-e"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let log = "";
   child.stderr!.on("data", (d: Buffer) => (log += d.toString()));
   await new Promise<void>((resolve, reject) => {
