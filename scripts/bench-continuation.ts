@@ -9,10 +9,19 @@
 import os from "node:os";
 import { sql } from "kysely";
 import type { Db } from "../src/db/connect.js";
-import { ContinuationDispatcher, type StartContinuationTurn } from "../src/continuation/dispatcher.js";
-import { planExecutionsMarkDelivered, planExecutionsPendingSessions } from "../src/continuation/ledger.js";
+import { assembleAgent } from "../src/agent/assemble.js";
+import { executionsPortFrom } from "../src/agent/tool-deps.js";
+import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
+import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
 import { ExecutionFinishedListener } from "../src/continuation/listener.js";
+import { executionApprove, executionCancel, executionCreate, executionReject } from "../src/executions/lifecycle.js";
+import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";
+import { startMessagesDouble } from "../src/model-double/messages-double.js";
+import { classifyCommand } from "../src/risk/classify.js";
+import { SshPool } from "../src/ssh/connection-pool.js";
+import { makeRedactor } from "../src/ssh/redact.js";
+import { TargetRegistry } from "../src/targets/registry.js";
 import { withBenchDatabase } from "./lib/bench-database.js";
 import { ms, row, summarize } from "./lib/stats.js";
 
@@ -20,6 +29,8 @@ const log = createLogger({ level: "warn", format: "json" });
 const EXECUTIONS = Number(process.env.BENCH_EXECUTIONS ?? 2000);
 const SESSIONS = 50;
 const POLLED = Number(process.env.BENCH_POLLED ?? 60);
+/** Time between finishing executions in (b): each continuation runs a whole (instant) agent turn. */
+const SPACING_MS = Number(process.env.BENCH_SPACING_MS ?? 20);
 
 const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
 
@@ -70,28 +81,55 @@ async function benchNotify(db: Db, url: string): Promise<number[]> {
   return samples;
 }
 
-/** (b) the event loop: terminal UPDATE committed -> continuation turn started. */
+/**
+ * (b) the event loop: terminal UPDATE committed -> continuation turn
+ * dispatched (Turns.chatWith has committed the queued turn with its notes),
+ * through the real listener, claim, dispatcher and Turns; the model double
+ * answers each continuation at once.
+ */
 async function benchContinuation(db: Db, url: string, sessions: string[]): Promise<number[]> {
   const committedAt = new Map<string, number>();
   const samples: number[] = [];
-  const startTurn: StartContinuationTurn = async (p) => {
-    const now = performance.now();
-    for (const id of p.executionIds) {
-      const t0 = committedAt.get(id);
-      if (t0 !== undefined) samples.push(now - t0);
-    }
-    const turn = await db.kysely.transaction().execute(async (tx) => {
-      const row = await tx
-        .insertInto("turns")
-        .values({ session_id: p.sessionId, kind: "continuation", input: { notes: p.notes } })
-        .returning("id")
-        .executeTakeFirstOrThrow();
-      await planExecutionsMarkDelivered(tx, { executionIds: p.executionIds, turnId: row.id });
-      return row;
-    });
-    return { turnId: turn.id };
-  };
-  const dispatcher = new ContinuationDispatcher({ db, log, owner: "bench", startTurn, maxContinuations: 1_000_000 });
+  const model = await startMessagesDouble({ policy: () => ({ content: [{ type: "text", text: "noted" }] }) });
+  const registry = new TargetRegistry({ db: db.kysely, fileTargets: [] });
+  const pool = new SshPool({ log });
+  const runner = new ExecutionRunner({ db, registry, pool, log, redact: makeRedactor([]) });
+  const agent = assembleAgent({
+    config: {
+      model: { apiKey: "sk-ant-bench", baseUrl: model.url, name: "claude-bench" },
+      maxIterations: 40,
+      assentMinutes: 30,
+      approvalMinutes: 60,
+    },
+    db: db.kysely,
+    log,
+    executions: executionsPortFrom({
+      classifyCommand,
+      executionCreate,
+      executionApprove,
+      executionReject,
+      executionCancel,
+      runner,
+      registry,
+      pctCreate: () => Promise.reject(new Error("no pct_create in this benchmark")),
+    }),
+  });
+  await agent.start();
+  const dispatcher = new ContinuationDispatcher({
+    db,
+    log,
+    owner: "bench",
+    maxContinuations: 1_000_000,
+    startTurn: async ({ sessionId, notes, executionIds, reason }) => {
+      const turn = await agent.turns.chatWith(sessionId, notes, { executionIds, reason });
+      const now = performance.now();
+      for (const id of executionIds) {
+        const t0 = committedAt.get(id);
+        if (t0 !== undefined) samples.push(now - t0);
+      }
+      return turn;
+    },
+  });
   const listener = new ExecutionFinishedListener({
     url,
     log,
@@ -104,12 +142,16 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
   for (const id of ids) {
     await finish(db, id);
     committedAt.set(id, performance.now());
-    await sleep(2);
+    await sleep(SPACING_MS);
   }
   while (samples.length < ids.length) await sleep(20);
   await dispatcher.idle();
   await listener.stop();
   await dispatcher.stop();
+  for (const s of sessions) await agent.turns.idle(s);
+  await agent.stop();
+  await pool.stop();
+  await model.close();
   return samples;
 }
 
@@ -192,7 +234,7 @@ await withBenchDatabase(async (db, url) => {
     "| path | n | p50 | p95 | p99 | max |",
     "|---|---|---|---|---|---|",
     row("(a) bare NOTIFY round trip", a),
-    row("(b) terminal UPDATE commit → continuation turn started", b),
+    row("(b) terminal UPDATE commit → continuation turn dispatched", b),
     row("(c) the same through a 1 s polling dispatcher", c),
     "",
     "| (d) sweep query, 100 pending | n | p50 | p95 | p99 | max |",

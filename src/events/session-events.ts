@@ -8,7 +8,7 @@
 //   folds identical NOTIFYs of one transaction into one, and readers fetch
 //   everything after the last id they sent, so a burst of events costs one
 //   wake-up, not one per event.
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.js";
 
 export const SESSION_EVENTS_CHANNEL = "nomos_session_events";
@@ -49,22 +49,25 @@ export async function sessionEventsAppend(
   events: NewSessionEvent[],
 ): Promise<{ ids: string[] }> {
   if (events.length === 0) return { ids: [] };
+  // One statement: the rows and their wake-up travel in one round trip
+  // (pg_notify per row; PostgreSQL folds identical ones in a transaction).
   const rows = await db
-    .insertInto("session_events")
-    .values(
-      events.map((e) => ({
-        session_id: e.sessionId,
-        turn_id: e.turnId ?? null,
-        type: e.type,
-        data: e.data,
-      })),
+    .with("ins", (qb) =>
+      qb
+        .insertInto("session_events")
+        .values(
+          events.map((e) => ({
+            session_id: e.sessionId,
+            turn_id: e.turnId ?? null,
+            type: e.type,
+            data: e.data,
+          })),
+        )
+        .returning(["id", "session_id"]),
     )
-    .returning("id")
+    .selectFrom("ins")
+    .select((eb) => ["ins.id", eb.fn("pg_notify", [eb.val(SESSION_EVENTS_CHANNEL), sql<string>`ins.session_id::text`]).as("n")])
     .execute();
-  const sessions = [...new Set(events.map((e) => e.sessionId))];
-  for (const sessionId of sessions) {
-    await db.selectNoFrom((eb) => eb.fn("pg_notify", [eb.val(SESSION_EVENTS_CHANNEL), eb.val(sessionId)]).as("n")).execute();
-  }
   // Identity values come back in insertion order within one INSERT.
   return { ids: rows.map((r) => r.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)) };
 }

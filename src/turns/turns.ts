@@ -14,6 +14,7 @@
 //   notes, model text or command output): forward assent decides the
 //   session's pending approvals, a revocation closes its window and stops
 //   its running turn.
+import { isPgError } from "../db/pg-errors.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
 import { type Kysely, sql } from "kysely";
 import { approvalViews } from "../approvals/approval-view.js";
@@ -139,8 +140,10 @@ export class Turns {
   /** A continuation: system notes (finished executions, decided approvals) after the history. */
   async chatWith(sessionId: string, notes: string[], meta: { executionIds?: string[]; reason?: string } = {}): Promise<{ turnId: string }> {
     const lines = notes.map((n) => n.trim()).filter((n) => n !== "");
-    await this.requireSession(sessionId);
+    if (!UUID.test(sessionId)) throw new TurnSessionNotFoundError(sessionId);
     if (lines.length === 0) throw new TurnInputError("notes: a continuation needs at least one note");
+    // On the event loop's hot path: the session's existence is checked by the
+    // turn's foreign key rather than by a query of its own.
     const { turnId } = await withActor(this.deps.db, "system:continuation", async (tx) => {
       const turn = await turnQueue(tx, {
         sessionId,
@@ -152,6 +155,9 @@ export class Turns {
       await planExecutionsMarkDelivered(tx, { executionIds: meta.executionIds ?? [], turnId: turn.id });
       await messageAppend(tx, { sessionId, turnId: turn.id, kind: "system_note", content: [{ type: "text", text: lines.join("\n") }] });
       return { turnId: turn.id };
+    }).catch((err: unknown) => {
+      if (isPgError(err, "foreign_key_violation")) throw new TurnSessionNotFoundError(sessionId);
+      throw err;
     });
     this.kick(sessionId);
     return { turnId };
