@@ -16,6 +16,7 @@
 //   its running turn.
 import { isPgError } from "../db/pg-errors.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
+import { turnQueueContinuation } from "./continuation-queue.js";
 import { type Kysely, sql } from "kysely";
 import { approvalViews } from "../approvals/approval-view.js";
 import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
@@ -142,19 +143,15 @@ export class Turns {
     const lines = notes.map((n) => n.trim()).filter((n) => n !== "");
     if (!UUID.test(sessionId)) throw new TurnSessionNotFoundError(sessionId);
     if (lines.length === 0) throw new TurnInputError("notes: a continuation needs at least one note");
-    // On the event loop's hot path: the session's existence is checked by the
-    // turn's foreign key rather than by a query of its own.
-    const { turnId } = await withActor(this.deps.db, "system:continuation", async (tx) => {
-      const turn = await turnQueue(tx, {
-        sessionId,
-        kind: "continuation",
-        input: { notes: lines, executionIds: meta.executionIds ?? [], reason: meta.reason ?? null },
-      });
-      // Delivered with the turn that carries them, atomically: a crash after
-      // this commit cannot make the sweep deliver them again.
-      await planExecutionsMarkDelivered(tx, { executionIds: meta.executionIds ?? [], turnId: turn.id });
-      await messageAppend(tx, { sessionId, turnId: turn.id, kind: "system_note", content: [{ type: "text", text: lines.join("\n") }] });
-      return { turnId: turn.id };
+    // The event loop's last hop, in one round trip (continuation-queue.ts):
+    // the turn, its note, the event and the delivery mark on the ledger, so
+    // a crash after this commit cannot make the sweep deliver them again.
+    const { turnId } = await turnQueueContinuation(this.deps.db, {
+      sessionId,
+      actor: "system:continuation",
+      notes: lines,
+      executionIds: meta.executionIds ?? [],
+      reason: meta.reason ?? null,
     }).catch((err: unknown) => {
       if (isPgError(err, "foreign_key_violation")) throw new TurnSessionNotFoundError(sessionId);
       throw err;
