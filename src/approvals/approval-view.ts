@@ -15,7 +15,11 @@ export interface ApprovalView {
   target: string | null;
   command: string | null;
   risk: Risk | null;
+  /** The execution's description, when it has one. */
+  description: string | null;
   goal: string | null;
+  /** For a plan approval: what is being approved. */
+  plan: { goal: string; steps: unknown[] } | null;
   confirmationPhrase: string | null;
   decidedBy: string | null;
   decidedVia: string | null;
@@ -26,7 +30,7 @@ export interface ApprovalView {
 
 export async function approvalViews(
   db: Kysely<Database>,
-  p: { ids?: string[]; sessionId?: string; status?: ApprovalStatus },
+  p: { ids?: string[]; sessionId?: string | undefined; status?: ApprovalStatus | undefined; limit?: number },
 ): Promise<ApprovalView[]> {
   let q = db
     .selectFrom("approvals as a")
@@ -48,14 +52,16 @@ export async function approvalViews(
       "e.target",
       "e.command",
       "e.risk",
+      "e.description",
       "p.goal",
+      "p.steps",
     ])
     .orderBy("a.created_at")
     .orderBy("a.id");
   if (p.ids) q = q.where("a.id", "in", p.ids.length > 0 ? p.ids : ["00000000-0000-0000-0000-000000000000"]);
   if (p.sessionId) q = q.where("a.session_id", "=", p.sessionId);
   if (p.status) q = q.where("a.status", "=", p.status);
-  const rows = await q.execute();
+  const rows = await q.limit(p.limit ?? 500).execute();
   return rows.map((r) => ({
     id: r.id,
     sessionId: r.session_id,
@@ -66,7 +72,9 @@ export async function approvalViews(
     target: r.target,
     command: r.command,
     risk: r.risk,
+    description: r.description,
     goal: r.goal,
+    plan: r.goal !== null ? { goal: r.goal, steps: r.steps ?? [] } : null,
     confirmationPhrase: r.confirmation_phrase,
     decidedBy: r.decided_by,
     decidedVia: r.decided_via,

@@ -4,10 +4,10 @@
 // the agent decides; the agent's own checks still guard races.
 import { Hono } from "hono";
 import { z } from "zod";
+import { approvalView, approvalViews } from "../../approvals/approval-view.js";
 import { type AuthEnv } from "../../auth/middleware.js";
 import type { ApiDeps } from "../api-deps.js";
 import { HttpError, notFound } from "../http-error.js";
-import { approvalGet, approvalList } from "../read/approval-read.js";
 import { validate } from "../validate.js";
 import { idParam, uuidParam } from "./ids.js";
 import { viaPort } from "./port-errors.js";
@@ -26,12 +26,12 @@ export function approvalRoutes(deps: ApiDeps) {
   return new Hono<AuthEnv>()
     .get("/api/approvals", validate("query", listQuery), async (c) => {
       const { session, status } = c.req.valid("query");
-      return c.json({ approvals: await approvalList(deps.db, { sessionId: session, status }) });
+      return c.json({ approvals: await approvalViews(deps.db, { sessionId: session, status }) });
     })
     .post("/api/approvals/:id", validate("param", idParam), validate("json", decideBody), async (c) => {
       const { id } = c.req.valid("param");
       const { decision, confirmation } = c.req.valid("json");
-      const approval = await approvalGet(deps.db, { approvalId: id });
+      const approval = await approvalView(deps.db, { approvalId: id });
       if (!approval) throw notFound("approval", id);
       if (approval.status !== "pending") {
         throw new HttpError("conflict", `approval ${id} is already ${approval.status}; a decision is made once`);
@@ -54,6 +54,6 @@ export function approvalRoutes(deps: ApiDeps) {
         }),
       );
       deps.log.info({ approvalId: id, decision, actor }, "approval decided");
-      return c.json(await approvalGet(deps.db, { approvalId: id }));
+      return c.json(await approvalView(deps.db, { approvalId: id }));
     });
 }
