@@ -1,19 +1,25 @@
-// A database-backed ExecutionsPort for the agent's tests while issue 3's
-// real one (SSH runner, risk parser, target registry, pct) lands elsewhere.
-// It is honest about what it is:
-// - executions are real rows: created with their nomos_plan_executions row
-//   in the caller's transaction, moved through the real lifecycle by
-//   conditional UPDATEs (approved -> running -> completed/failed), so the
-//   guard trigger, NOTIFY and audit behave as in production;
-// - nothing runs over SSH: a test supplies `respond(target, command)`, the
-//   output the "host" gives, and runInline records exactly that;
-// - classify is a small rule table for the commands these tests use, not
-//   the real shell-word parser;
-// - targets come from the targets table; pctCreate inserts a container row.
-import { type Kysely, sql, type UpdateObject } from "kysely";
-import type { ExecutionCreateParams, ExecutionsPort, AgentTarget } from "../../src/agent/tool-deps.js";
-import type { Database, Execution, Risk } from "../../src/db/schema.js";
+// The executions port for the agent's own tests: the REAL lifecycle
+// (executionCreate/Approve/Reject/Cancel, executionClaim/Finish: the ledger
+// row, the guard trigger, NOTIFY, events and audit as in production) and
+// the REAL risk classifier, with the host replaced by a script: a test
+// supplies `respond(target, command)`, what the host prints and returns, and
+// runInline records exactly that. Tests of the agent loop care what the
+// agent does with a result, not how SSH carried it; the runner over real SSH
+// is pinned by tests/execution-runner.test.ts and the end-to-end tests.
+// Targets come from the targets table; pctCreate inserts a container row.
+import type { Kysely } from "kysely";
+import type { AgentTarget, ExecutionsPort } from "../../src/agent/tool-deps.js";
+import type { Database } from "../../src/db/schema.js";
 import { withActor } from "../../src/db/with-actor.js";
+import {
+  executionApprove,
+  executionCancel,
+  executionClaim,
+  executionCreate,
+  executionFinish,
+  executionReject,
+} from "../../src/executions/lifecycle.js";
+import { classifyCommand } from "../../src/risk/classify.js";
 
 export interface HostReply {
   exitCode: number;
@@ -23,16 +29,6 @@ export interface HostReply {
 
 export interface TestPortOptions {
   respond?: (target: string, command: string) => HostReply | Promise<HostReply>;
-}
-
-const DESTRUCTIVE = [/\bpct\s+destroy\b/, /\brm\s+-\w*r\w*f?\s+\/(?!tmp\b)/, /\bmkfs\b/, /\bzfs\s+destroy\b/, /\bwipefs\b/, /\breboot\b/];
-const READ_ONLY = /^(cat|ls|df|du|free|uptime|pveversion|pct\s+(list|status|config)|systemctl\s+status|journalctl|echo|ps|ip\s+a|hostname|uname)\b/;
-
-export function testClassify(command: string): { risk: Risk; reasons: string[] } {
-  const hit = DESTRUCTIVE.find((r) => r.test(command));
-  if (hit) return { risk: "destructive", reasons: [`matches ${hit.source}`] };
-  if (READ_ONLY.test(command.trim())) return { risk: "read_only", reasons: [] };
-  return { risk: "config_mutation", reasons: ["changes the system"] };
 }
 
 const toTarget = (r: { name: string; kind: string; node: string | null; vmid: number | null; created_by_session_id: string | null }): AgentTarget => ({
@@ -46,73 +42,30 @@ const toTarget = (r: { name: string; kind: string; node: string | null; vmid: nu
 export function dbExecutionsPort(db: Kysely<Database>, options: TestPortOptions = {}): ExecutionsPort & { inlineRuns: string[] } {
   const respond = options.respond ?? ((): HostReply => ({ exitCode: 0, stdout: "ok\n" }));
   const inlineRuns: string[] = [];
-  const transition = async (
-    tx: Kysely<Database>,
-    id: string,
-    from: Execution["status"],
-    set: UpdateObject<Database, "executions">,
-  ): Promise<Execution> => {
-    const row = await tx.updateTable("executions").set(set).where("id", "=", id).where("status", "=", from).returningAll().executeTakeFirst();
-    if (!row) throw new Error(`execution ${id} is not ${from}`);
-    return row;
-  };
+  const owner = "test-host";
   return {
     inlineRuns,
-    classify: testClassify,
-    async create(tx, p: ExecutionCreateParams) {
-      const e = await tx
-        .insertInto("executions")
-        .values({
-          session_id: p.sessionId,
-          plan_id: p.planId ?? null,
-          turn_id: p.turnId ?? null,
-          target: p.target,
-          command: p.command,
-          description: p.description ?? null,
-          risk: p.risk,
-          mode: p.mode,
-          status: p.status,
-          timeout_s: p.timeoutS ?? 600,
-          approved_at: p.status === "approved" ? sql`now()` : null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      if (p.sessionId) {
-        await tx
-          .insertInto("nomos_plan_executions")
-          .values({
-            execution_id: e.id,
-            session_id: p.sessionId,
-            plan_id: p.planId ?? null,
-            ...(p.deliveredInline ? { continued_at: sql`now()`, claimed_by: "inline" } : {}),
-          })
-          .execute();
-      }
-      return e;
-    },
-    approve: (tx, { executionId }) => transition(tx, executionId, "pending_approval", { status: "approved", approved_at: sql`now()` }),
-    reject: (tx, { executionId, reason }) =>
-      transition(tx, executionId, "pending_approval", { status: "rejected", finished_at: sql`now()`, error: reason ?? "rejected" }),
-    cancel: (tx, { executionId, reason }) =>
-      transition(tx, executionId, "pending_approval", { status: "cancelled", finished_at: sql`now()`, error: reason ?? "cancelled" }),
+    classify: classifyCommand,
+    create: executionCreate,
+    approve: executionApprove,
+    reject: executionReject,
+    cancel: executionCancel,
     async runInline(executionId) {
       inlineRuns.push(executionId);
       const running = await withActor(db, "system:runner", (tx) =>
-        transition(tx, executionId, "approved", {
-          status: "running",
-          started_at: sql`now()`,
-          runner_owner: "test-port",
-          lease_expires_at: sql`now() + interval '1 minute'`,
-        }),
+        executionClaim(tx, { executionId, mode: "sync", owner, leaseMs: 60_000 }),
       );
       const reply = await respond(running.target, running.command);
       return withActor(db, "system:runner", (tx) =>
-        transition(tx, executionId, "running", {
-          status: reply.exitCode === 0 ? "completed" : "failed",
-          exit_code: reply.exitCode,
-          stdout: reply.stdout ?? "",
-          stderr: reply.stderr ?? "",
-          finished_at: sql`now()`,
+        executionFinish(tx, {
+          executionId,
+          owner,
+          outcome: {
+            status: reply.exitCode === 0 ? "completed" : "failed",
+            exitCode: reply.exitCode,
+            stdout: reply.stdout ?? "",
+            stderr: reply.stderr ?? "",
+          },
         }),
       );
     },
