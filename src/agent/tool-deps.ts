@@ -1,13 +1,15 @@
-// Everything the agent needs from the executions work (issue 3: targets,
-// risk, executions, SSH, pct) behind one narrow port, so the agent can be
-// built and tested on its own and main.ts plugs the real implementation in
-// with a few lines (see executionsPortFrom below).
+// Everything the agent needs from the executions side (src/risk,
+// src/executions, src/targets, src/pct) behind one narrow port, so the agent
+// loop is tested with the host's replies scripted while everything else is
+// real (tests/helpers/db-executions-port.ts), and main.ts plugs the
+// production parts in with executionsPortFrom below.
 //
 // Invariant: the agent changes executions only through this port; the port's
 // create/approve/reject/cancel take the caller's transaction (a withActor
 // tx), so an execution, its approval and their events commit together.
 import type { Kysely } from "kysely";
 import type { Database, Execution, Risk } from "../db/schema.js";
+import type { ExecutionCreateParams } from "../executions/lifecycle.js";
 
 /** What the agent needs to know about a target. */
 export interface AgentTarget {
@@ -20,19 +22,7 @@ export interface AgentTarget {
   createdBySessionId?: string | null;
 }
 
-export interface ExecutionCreateParams {
-  sessionId: string | null;
-  planId?: string | null;
-  turnId?: string | null;
-  target: string;
-  command: string;
-  description?: string | null;
-  risk: Risk;
-  mode: "sync" | "async";
-  status: "pending_approval" | "approved";
-  timeoutS?: number;
-  deliveredInline?: boolean;
-}
+export type { ExecutionCreateParams };
 
 /** The input of the pct_create tool, already validated by the agent's zod schema. */
 export interface PctCreateToolInput {
@@ -68,8 +58,7 @@ export interface ExecutionsPort {
 }
 
 /**
- * Builds the port from issue 3's modules. main.ts passes them in (this file
- * imports nothing of issue 3, so it compiles on either branch):
+ * Builds the port from the executions modules; main.ts passes them in:
  *
  *   executionsPortFrom({
  *     classifyCommand, executionCreate, executionApprove, executionReject, executionCancel,
