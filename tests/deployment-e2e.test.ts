@@ -194,6 +194,16 @@ describe("approve once, finish alone", () => {
       [CMD.verify, "sync", "completed", 0],
     ]);
     expect(new Set(executions.map((e) => e.target))).toEqual(new Set(["typetype"]));
+    // The async steps really finished after the turn that queued them had ended: only a continuation could tell the agent.
+    const asyncEnds = await t.db.kysely
+      .selectFrom("executions as e")
+      .innerJoin("turns as q", "q.id", "e.turn_id")
+      .select(["e.finished_at as executionFinished", "q.finished_at as turnFinished"])
+      .where("e.session_id", "=", sessionId)
+      .where("e.mode", "=", "async")
+      .execute();
+    expect(asyncEnds).toHaveLength(2);
+    for (const r of asyncEnds) expect(r.executionFinished!.getTime()).toBeGreaterThan(r.turnFinished!.getTime());
 
     // One approval in the whole session: the plan, by button.
     const approvals = await t.db.kysely.selectFrom("approvals").select(["id", "kind", "status", "decided_via"]).where("session_id", "=", sessionId).execute();
@@ -201,6 +211,7 @@ describe("approve once, finish alone", () => {
 
     // audit.timeline tells the story.
     const story = await timelineOf(sessionId);
+    if (process.env.E2E_PRINT_STORY) console.log(story.join("\n"), notes.join("\n---\n"));
     expectInOrder(story, [
       /plan/,
       new RegExp(`approval ${approvalId.slice(0, 8)} requested for plan`),
