@@ -211,7 +211,6 @@ describe("approve once, finish alone", () => {
 
     // audit.timeline tells the story.
     const story = await timelineOf(sessionId);
-    if (process.env.E2E_PRINT_STORY) console.log(story.join("\n"), notes.join("\n---\n"));
     expectInOrder(story, [
       /plan/,
       new RegExp(`approval ${approvalId.slice(0, 8)} requested for plan`),

@@ -101,4 +101,5 @@ const code = await new Promise<number>((done) => {
 });
 await model.close();
 await host.stop();
+process.stdout.write(`Nomos demo stopped (service exit code ${code}).\n`);
 process.exit(code);

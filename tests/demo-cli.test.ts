@@ -1,0 +1,134 @@
+// `npm run demo`: it starts the doubles and the real service, serves
+// /healthz, tells the page it is a demo, creates the demo operator with the
+// password it prints, carries the deployment through with one approval,
+// and stops everything — service included — on Ctrl-C (SIGINT to its
+// process group, as a terminal sends it) with exit code 0.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterAll, describe, expect, it } from "vitest";
+import { DEPLOY_REQUEST } from "../src/demo/deployment-policy.js";
+import { useTestDatabase } from "./helpers/database.js";
+
+const t = useTestDatabase();
+const TOKEN = "demo-test-token-0123456789";
+let dataDir: string | undefined;
+
+afterAll(async () => {
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+interface Demo {
+  child: ChildProcess;
+  url: string;
+  password: string;
+  servicePid: number;
+  lines: string[];
+  /** Resolves when every process of the demo has let go of its output (all of them exited). */
+  outputClosed: Promise<void>;
+}
+
+async function startDemo(env: Record<string, string>): Promise<Demo> {
+  const child = spawn("npm", ["run", "--silent", "demo"], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME ?? "/tmp", PORT: "0", NOMOS_LOG_FORMAT: "json", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group, so the test can press Ctrl-C as a terminal does: SIGINT to the whole group.
+    detached: true,
+  });
+  const lines: string[] = [];
+  createInterface({ input: child.stderr! }).on("line", (l) => lines.push(l));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const outputClosed = new Promise<void>((resolve) => child.stdout!.once("close", () => resolve()));
+  let password = "";
+  const started = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the demo did not start in 60 s:\n${lines.join("\n")}`)), 60_000);
+    createInterface({ input: child.stdout! }).on("line", (l) => {
+      lines.push(l);
+      const signIn = /^\s+sign in\s+demo \/ (\S+)$/.exec(l);
+      if (signIn) password = signIn[1]!;
+      if (!l.startsWith("{")) return;
+      const j = JSON.parse(l) as { msg?: string; url?: string; pid?: number };
+      if (j.msg === "Nomos is listening") {
+        clearTimeout(timer);
+        resolve({ url: j.url!, pid: j.pid! });
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`the demo exited with ${code} before listening:\n${lines.join("\n")}`));
+    });
+  });
+  return { child, url: started.url, password, servicePid: started.pid, lines, outputClosed };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("npm run demo", () => {
+  it("serves the demo, runs the scenario from one approval, and stops everything on Ctrl-C", async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "nomos-demo-test-"));
+    const demo = await startDemo({ DATABASE_URL: t.url, NOMOS_DATA_DIR: dataDir, NOMOS_DEMO_PACE: "0", NOMOS_API_TOKEN: TOKEN });
+    try {
+      const health = await fetch(`${demo.url}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ status: "ok" });
+
+      const me = (await (await fetch(`${demo.url}/api/me`)).json()) as { notices: string[] };
+      expect(me.notices.some((n) => /^This is a demo\./.test(n) && n.includes(DEPLOY_REQUEST))).toBe(true);
+      expect(me.notices.join(" ")).not.toMatch(/No model key/);
+
+      // The printed password signs the demo operator in.
+      expect(demo.password).not.toBe("");
+      const login = await fetch(`${demo.url}/api/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "demo", password: demo.password }),
+      });
+      expect(login.status).toBe(200);
+
+      // The scripted model and the simulated pve1 carry the deployment through.
+      const api = async <T,>(method: string, path: string, body?: unknown): Promise<T> => {
+        const res = await fetch(`${demo.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        expect(res.status, `${method} ${path}`).toBeLessThan(300);
+        return (await res.json()) as T;
+      };
+      const { id } = await api<{ id: string }>("POST", "/api/sessions", {});
+      await api("POST", `/api/sessions/${id}/messages`, { text: DEPLOY_REQUEST });
+      let approvalId = "";
+      await expect
+        .poll(async () => {
+          const { approvals } = await api<{ approvals: Array<{ id: string }> }>("GET", `/api/approvals?session=${id}&status=pending`);
+          approvalId = approvals[0]?.id ?? "";
+          return approvals.length;
+        }, { timeout: 20_000 })
+        .toBe(1);
+      await api("POST", `/api/approvals/${approvalId}`, { decision: "approve" });
+      await expect
+        .poll(async () => {
+          const s = await api<{ runningTurn: unknown; messages: Array<{ kind: string; content: Array<{ text?: string }> }> }>("GET", `/api/sessions/${id}`);
+          const last = s.messages.filter((m) => m.kind === "assistant").at(-1);
+          return s.runningTurn === null ? (last?.content.map((b) => b.text ?? "").join("") ?? "") : "";
+        }, { timeout: 60_000, interval: 200 })
+        .toMatch(/^Done: TypeType is deployed and verified/);
+    } finally {
+      // npm itself dies of the SIGINT at once; the demo and the service drain after it.
+      process.kill(-demo.child.pid!, "SIGINT");
+      await demo.outputClosed;
+    }
+    expect(demo.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+    expect(demo.lines.at(-1)).toBe("Nomos demo stopped (service exit code 0).");
+    expect(alive(demo.servicePid)).toBe(false);
+  });
+});
