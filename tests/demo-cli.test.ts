@@ -3,11 +3,12 @@
 // password it prints, carries the deployment through with one approval,
 // and stops everything — service included — on Ctrl-C (SIGINT to its
 // process group, as a terminal sends it) with exit code 0.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEPLOY_REQUEST } from "../src/demo/deployment-policy.js";
 import { useTestDatabase } from "./helpers/database.js";
@@ -73,6 +74,14 @@ const alive = (pid: number) => {
 };
 
 describe("npm run demo", () => {
+  it("loads the Proxmox double under Node's own ESM loader, not only under vitest", async () => {
+    // ssh2 is CommonJS; Node's loader sees only some of its named exports, so an
+    // `import { Server } from "ssh2"` passed every test and broke the demo.
+    const script = 'const { SshTestHost } = await import("./src/demo/proxmox-double.ts"); const h = await SshTestHost.start(); console.log(h.hostKeySha256); await h.stop();';
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script]);
+    expect(stdout).toMatch(/^SHA256:\S+\n$/);
+  });
+
   it("serves the demo, runs the scenario from one approval, and stops everything on Ctrl-C", async () => {
     dataDir = await mkdtemp(join(tmpdir(), "nomos-demo-test-"));
     const demo = await startDemo({ DATABASE_URL: t.url, NOMOS_DATA_DIR: dataDir, NOMOS_DEMO_PACE: "0", NOMOS_API_TOKEN: TOKEN });
