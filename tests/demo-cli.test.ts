@@ -3,15 +3,15 @@
 // password it prints, carries the deployment through with one approval,
 // and stops everything — service included — on Ctrl-C (SIGINT to its
 // process group, as a terminal sends it) with exit code 0.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEPLOY_REQUEST } from "../src/demo/deployment-policy.js";
 import { useTestDatabase } from "./helpers/database.js";
+import { processAlive, startDemo } from "./helpers/demo-process.js";
 
 const t = useTestDatabase();
 const TOKEN = "demo-test-token-0123456789";
@@ -20,58 +20,6 @@ let dataDir: string | undefined;
 afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
-
-interface Demo {
-  child: ChildProcess;
-  url: string;
-  password: string;
-  servicePid: number;
-  lines: string[];
-  /** Resolves when every process of the demo has let go of its output (all of them exited). */
-  outputClosed: Promise<void>;
-}
-
-async function startDemo(env: Record<string, string>): Promise<Demo> {
-  const child = spawn("npm", ["run", "--silent", "demo"], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME ?? "/tmp", PORT: "0", NOMOS_LOG_FORMAT: "json", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group, so the test can press Ctrl-C as a terminal does: SIGINT to the whole group.
-    detached: true,
-  });
-  const lines: string[] = [];
-  createInterface({ input: child.stderr! }).on("line", (l) => lines.push(l));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const outputClosed = new Promise<void>((resolve) => child.stdout!.once("close", () => resolve()));
-  let password = "";
-  const started = await new Promise<{ url: string; pid: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the demo did not start in 60 s:\n${lines.join("\n")}`)), 60_000);
-    createInterface({ input: child.stdout! }).on("line", (l) => {
-      lines.push(l);
-      const signIn = /^\s+sign in\s+demo \/ (\S+)$/.exec(l);
-      if (signIn) password = signIn[1]!;
-      if (!l.startsWith("{")) return;
-      const j = JSON.parse(l) as { msg?: string; url?: string; pid?: number };
-      if (j.msg === "Nomos is listening") {
-        clearTimeout(timer);
-        resolve({ url: j.url!, pid: j.pid! });
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`the demo exited with ${code} before listening:\n${lines.join("\n")}`));
-    });
-  });
-  return { child, url: started.url, password, servicePid: started.pid, lines, outputClosed };
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("npm run demo", () => {
   it("loads the Proxmox double under Node's own ESM loader, not only under vitest", async () => {
@@ -132,12 +80,10 @@ describe("npm run demo", () => {
         }, { timeout: 60_000, interval: 200 })
         .toMatch(/^Done: TypeType is deployed and verified/);
     } finally {
-      // npm itself dies of the SIGINT at once; the demo and the service drain after it.
-      process.kill(-demo.child.pid!, "SIGINT");
-      await demo.outputClosed;
+      await demo.interrupt();
     }
     expect(demo.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
     expect(demo.lines.at(-1)).toBe("Nomos demo stopped (service exit code 0).");
-    expect(alive(demo.servicePid)).toBe(false);
+    expect(processAlive(demo.servicePid)).toBe(false);
   });
 });

@@ -145,7 +145,7 @@ describe("approve once, finish alone", () => {
     const final = textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!);
     expect(final).toMatch(/^Done: TypeType is deployed and verified/);
     expect(final).toMatch(/get\.docker\.com/);
-    expect(final).toMatch(/registry answered 500 on 1 attempt/);
+    expect(final).toMatch(/registry answered 500 on the first attempt/);
 
     // The transcript: exactly one operator message; the rest came from the system.
     expect(session.messages.filter((m) => m.kind === "operator").map(textOf)).toEqual([DEPLOY_REQUEST]);

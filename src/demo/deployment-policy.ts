@@ -312,7 +312,9 @@ function finalReport(req: DoubleRequest, container: string, node: string): strin
     "What happened on the way:",
     recovered ? "- Debian's docker.io has no Compose plugin, so I installed Docker from get.docker.com." : "- Docker and Compose installed cleanly.",
     ...(wrongPath ? [`- My first \`docker compose up\` pointed at the wrong path; I found the file in ${COMPOSE_DIR} and used it.`] : []),
-    ...(retries > 0 ? [`- The image registry answered 500 on ${retries} attempt(s); the retry succeeded.`] : []),
+    ...(retries > 0
+      ? [`- The image registry answered 500 ${retries === 1 ? "on the first attempt" : `on ${retries} attempts`}; retrying succeeded.`]
+      : []),
   ];
   return lines.join("\n");
 }
