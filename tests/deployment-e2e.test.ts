@@ -8,7 +8,9 @@
 // Docker, recovering from Debian's docker.io lacking compose, an async
 // `docker compose up` failing with a registry 500 and being retried, the
 // check on :8082 — happens with no further operator word, driven by
-// continuations.
+// continuations. Then failure injection (a compose file looked for at the
+// wrong path, corrected inside the same window) and Stop (a result that
+// finishes after the window was revoked waits for the operator's next word).
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -260,5 +262,65 @@ describe("approve once, finish alone", () => {
     const turns = await turnsOf(sessionId);
     expect(turns.filter((x) => x.kind === "operator")).toHaveLength(1);
     expect(turns.every((x) => x.status === "completed")).toBe(true);
+  });
+  it("Stop: a result that finishes after the operator revoked the window waits for the operator's next message", async () => {
+    model.setPolicy(deploymentPolicy());
+    // Hold the next container's compose up on the host until the operator has pressed Stop.
+    const before = new Set(host.containers.keys());
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let upStarted!: () => void;
+    const started = new Promise<void>((resolve) => (upStarted = resolve));
+    host.handle(
+      (command, vmid) => vmid !== null && !before.has(vmid) && /docker compose up -d$/.test(command),
+      async (ctx) => {
+        upStarted();
+        await gate;
+        scenario.state(ctx.vmid!).stackUp = true;
+        ctx.err(" Container typetype-app-1  Started\n");
+        return 0;
+      },
+    );
+    try {
+      const { sessionId } = await askAndApprove();
+      await started;
+      // The turn that queued it has ended; nothing runs but the command on the host.
+      await expect.poll(async () => (await api<Session>("GET", `/api/sessions/${sessionId}`)).json.runningTurn, { timeout: 20_000 }).toBeNull();
+      const stopped = await api<{ assent: { open: boolean } }>("DELETE", `/api/sessions/${sessionId}/assent`);
+      expect(stopped.status).toBe(200);
+      expect(stopped.json.assent.open).toBe(false);
+      release();
+      const up = async () => (await executionsOf(sessionId)).find((e) => e.command === CMD.composeUp);
+      await expect.poll(async () => (await up())?.status, { timeout: 20_000 }).toBe("completed");
+
+      // The operator speaks next; the result that waited comes with those words, not before.
+      expect((await api("POST", `/api/sessions/${sessionId}/messages`, { text: "What happened?" })).status).toBe(202);
+      let session: Session | undefined;
+      await expect
+        .poll(async () => {
+          session = (await api<Session>("GET", `/api/sessions/${sessionId}`)).json;
+          return session.runningTurn === null && session.messages.at(-1)?.kind === "assistant" && /^While no assent window was open/.test(textOf(session.messages.at(-1)!));
+        }, { timeout: 20_000, interval: 150 })
+        .toBe(true);
+      const execution = (await up())!;
+      expect(textOf(session!.messages.at(-1)!)).toContain(`\`${CMD.composeUp}\` on typetype-3: completed (exit 0)`);
+      const turns = await turnsOf(sessionId);
+      expect(turns.map((x) => [x.kind, x.status])).toEqual([
+        ["operator", "completed"],
+        ["continuation", "completed"],
+        ["operator", "completed"],
+      ]);
+      const lastOperatorTurn = session!.messages.filter((m) => m.kind === "operator").at(-1)!.turnId;
+      const carried = session!.messages.filter((m) => m.kind === "system_note" && m.turnId === lastOperatorTurn).map(textOf).join("\n");
+      expect(carried).toContain(`execution ${execution.id} completed (exit 0) on typetype-3`);
+      const ledger = await t.db.kysely
+        .selectFrom("nomos_plan_executions")
+        .select(["delivered_turn_id"])
+        .where("execution_id", "=", execution.id)
+        .executeTakeFirstOrThrow();
+      expect(ledger.delivered_turn_id).toBe(lastOperatorTurn);
+    } finally {
+      release();
+    }
   });
 });

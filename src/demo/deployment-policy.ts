@@ -23,6 +23,8 @@
 //   note: compose up failed, registry 5xx   -> request_execution compose up again (at most 3 times)
 //   note: compose up failed, no such file   -> run ls <the directory it wrote to>
 //   ls shows compose.yaml                   -> request_execution compose up -f <that file>
+//   operator words carrying results that
+//   finished while no window was open       -> lists them, acts on none
 //   note: compose up completed              -> run curl :8082
 //   curl answers                            -> final report
 //   anything else                           -> says what it saw and that it is blocked
@@ -87,7 +89,7 @@ interface ExecutionNote {
 type Observation =
   | ToolObservation
   | { kind: "note"; text: string; executions: ExecutionNote[] }
-  | { kind: "operator"; text: string };
+  | { kind: "operator"; text: string; executions: ExecutionNote[] };
 
 const blocksOf = (content: unknown): Block[] =>
   typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? (content as Block[]) : [];
@@ -134,8 +136,8 @@ function observe(req: DoubleRequest): Observation {
   }
   const texts = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "");
   const operator = texts.filter((t) => !t.startsWith(SYSTEM_NOTE_PREFIX)).join("\n").trim();
-  if (operator !== "") return { kind: "operator", text: operator };
   const note = texts.filter((t) => t.startsWith(SYSTEM_NOTE_PREFIX)).map((t) => t.slice(SYSTEM_NOTE_PREFIX.length).trim()).join("\n");
+  if (operator !== "") return { kind: "operator", text: operator, executions: executionNotes(note) };
   return { kind: "note", text: note, executions: executionNotes(note) };
 }
 
@@ -192,6 +194,13 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
       }
       if (planned && !container && /\b(go ahead|proceed|continue|approved?|yes|do it)\b/i.test(seen.text)) {
         return createContainer(APP, "Going ahead: creating the container first.");
+      }
+      if (seen.executions.length > 0) {
+        const lines = seen.executions.map((e) => `- \`${e.command}\` on ${e.target}: ${e.status}${e.exitCode === null ? "" : ` (exit ${e.exitCode})`}`);
+        return say(
+          `While no assent window was open, these finished; I have not acted on them:\n${lines.join("\n")}\n\nApprove a plan again if you want me to carry on.`,
+          d,
+        );
       }
       return say(`I am the scripted demo model; I know one job. Ask me: "${DEPLOY_REQUEST}"`, d);
     }
