@@ -24,6 +24,7 @@ import { ReconciliationSweep } from "./continuation/sweep.js";
 import { connect } from "./db/connect.js";
 import { migrate } from "./db/migrate.js";
 import { openDatabase } from "./db/open.js";
+import { DEMO_NOTICE } from "./demo/demo-notice.js";
 import { executionApprove, executionCancel, executionCreate, executionReject } from "./executions/lifecycle.js";
 import { ExecutionRunner } from "./executions/runner.js";
 import { createApp } from "./http/app.js";
@@ -174,9 +175,12 @@ async function main(): Promise<void> {
     stops.push(() => eventsDb.close());
     const events = new SessionEventHub(eventsDb.sql, log);
     await events.start();
-    const notices = config.model.apiKey
-      ? []
-      : ["No model key is set: the agent cannot answer. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy), then restart Nomos."];
+    const notices = [
+      ...(config.demo ? [DEMO_NOTICE] : []),
+      ...(config.model.apiKey
+        ? []
+        : ["No model key is set: the agent cannot answer. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy), then restart Nomos."]),
+    ];
 
     const app = createApp({
       log,

@@ -73,6 +73,8 @@ export const envSchema = z
       z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     ),
     NOMOS_LOG_FORMAT: z.preprocess(unsetIfEmpty, z.enum(["json", "pretty"]).optional()),
+    // Set by `npm run demo`: the page says plainly that the model and the node are simulated.
+    NOMOS_DEMO: z.preprocess(unsetIfEmpty, z.enum(["0", "1"], "must be 0 or 1").default("0")),
   })
   .superRefine((env, ctx) => {
     if ((env.NOMOS_ADMIN_USER === undefined) !== (env.NOMOS_ADMIN_PASSWORD === undefined)) {
@@ -102,6 +104,8 @@ export interface Config {
   maxIterations: number;
   maxContinuations: number;
   log: { level: Env["LOG_LEVEL"]; format: "json" | "pretty" | undefined };
+  /** Running as `npm run demo` (scripted model, simulated Proxmox node). */
+  demo: boolean;
   executions: {
     connectTimeoutS: number;
     defaultTimeoutS: number;
@@ -157,6 +161,7 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
     maxIterations: env.NOMOS_MAX_ITERATIONS,
     maxContinuations: env.NOMOS_MAX_CONTINUATIONS,
     log: { level: env.LOG_LEVEL, format: env.NOMOS_LOG_FORMAT },
+    demo: env.NOMOS_DEMO === "1",
     executions: {
       connectTimeoutS: env.NOMOS_SSH_CONNECT_TIMEOUT_S,
       defaultTimeoutS: Math.min(env.NOMOS_EXEC_DEFAULT_TIMEOUT_S, env.NOMOS_EXEC_MAX_TIMEOUT_S),

@@ -21,7 +21,7 @@
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Connection, type ParsedKey, Server, type ServerChannel, utils } from "ssh2";
+import ssh2, { type Connection, type ParsedKey, type ServerChannel } from "ssh2";
 import { parseShell } from "../risk/shell-words.js";
 import type { SshEndpoint } from "../ssh/connection-pool.js";
 import { sha256Fingerprint } from "../ssh/fingerprint.js";
@@ -71,6 +71,12 @@ export interface LoggedCommand {
   command: string;
   vmid: number | null;
 }
+
+// ssh2 is CommonJS: Node's ESM loader (tsx, `npm run demo`) finds only some
+// of its named exports statically (Client, not Server or utils), so these
+// come from the default export; under vitest both forms work.
+const { Server, utils } = ssh2;
+type Server = InstanceType<typeof Server>;
 
 class Killed extends Error {}
 

@@ -1,0 +1,326 @@
+// Approve once, finish alone: the reason Nomos exists, end to end. The real
+// service process (src/main.ts, as `npm start` runs it) on a fresh
+// PostgreSQL database, the real Anthropic SDK against the Messages API
+// double driven by the deployment policy (it decides each step only from
+// what the conversation shows), real SSH to the Proxmox double playing pve1
+// and the container it creates. Through the HTTP API the operator sends one
+// message and approves the plan once; everything after that — installing
+// Docker, recovering from Debian's docker.io lacking compose, an async
+// `docker compose up` failing with a registry 500 and being retried, the
+// check on :8082 — happens with no further operator word, driven by
+// continuations. Then failure injection (a compose file looked for at the
+// wrong path, corrected inside the same window) and Stop (a result that
+// finishes after the window was revoked waits for the operator's next word).
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DeploymentScenario, deploymentScenario } from "../src/demo/deployment-host.js";
+import { CMD, COMPOSE_FILE, DEPLOY_REQUEST, deploymentPolicy } from "../src/demo/deployment-policy.js";
+import { type MessagesDouble, startMessagesDouble } from "../src/model-double/messages-double.js";
+import { useTestDatabase } from "./helpers/database.js";
+import { type ServiceProcess, startService } from "./helpers/service-process.js";
+import { SshTestHost } from "./helpers/ssh-test-host.js";
+
+const t = useTestDatabase();
+const TOKEN = "e2e-token-0123456789abcdef";
+let host: SshTestHost;
+let scenario: DeploymentScenario;
+let model: MessagesDouble;
+let service: ServiceProcess;
+
+beforeAll(async () => {
+  host = await SshTestHost.start();
+  scenario = deploymentScenario(host, { registryFailures: 1, upMs: 400 });
+  model = await startMessagesDouble({ policy: deploymentPolicy() });
+  const targetsFile = join(host.clientKeyPath, "..", "targets.json");
+  await writeFile(targetsFile, JSON.stringify([host.targetsFileEntry()]));
+  service = await startService({
+    DATABASE_URL: t.url,
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: "double-key",
+    NOMOS_TARGETS_FILE: targetsFile,
+    NOMOS_API_TOKEN: TOKEN,
+  });
+});
+
+afterAll(async () => {
+  const code = await service?.stop();
+  await model?.close();
+  await host?.stop();
+  expect(code).toBe(0);
+});
+
+async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: (text ? JSON.parse(text) : null) as T };
+}
+
+interface Message {
+  kind: string;
+  content: Array<{ type: string; text?: string }>;
+  turnId: string;
+}
+interface Session {
+  messages: Message[];
+  runningTurn: unknown;
+  assent: { open: boolean };
+}
+const textOf = (m: Message) => m.content.map((b) => b.text ?? "").join("");
+
+/** Starts a session, sends the one operator message, approves the plan by button; returns the session id and approval. */
+async function askAndApprove(): Promise<{ sessionId: string; approvalId: string }> {
+  const created = await api<{ id: string }>("POST", "/api/sessions", { title: "Deploy TypeType" });
+  expect(created.status).toBe(201);
+  const sessionId = created.json.id;
+  expect((await api("POST", `/api/sessions/${sessionId}/messages`, { text: DEPLOY_REQUEST })).status).toBe(202);
+  let approvals: Array<{ id: string; kind: string }> = [];
+  await expect
+    .poll(async () => {
+      approvals = (await api<{ approvals: typeof approvals }>("GET", `/api/approvals?session=${sessionId}&status=pending`)).json.approvals;
+      return approvals.map((a) => a.kind);
+    }, { timeout: 20_000, interval: 100 })
+    .toEqual(["plan"]);
+  // The operator turn has ended (the model said "approve it") before the button is pressed.
+  await expect.poll(async () => (await api<Session>("GET", `/api/sessions/${sessionId}`)).json.runningTurn, { timeout: 20_000 }).toBeNull();
+  const decided = await api<{ status: string }>("POST", `/api/approvals/${approvals[0]!.id}`, { decision: "approve" });
+  expect(decided.status).toBe(200);
+  expect(decided.json.status).toBe("approved");
+  return { sessionId, approvalId: approvals[0]!.id };
+}
+
+/** Waits (a guard, not a timing assertion) until the agent has written its final report and no turn runs. */
+async function finished(sessionId: string): Promise<Session> {
+  let session: Session | undefined;
+  await expect
+    .poll(
+      async () => {
+        session = (await api<Session>("GET", `/api/sessions/${sessionId}`)).json;
+        const last = session.messages.filter((m) => m.kind === "assistant").at(-1);
+        return session.runningTurn === null && last !== undefined && /^Done: |I am stopping here/.test(textOf(last));
+      },
+      { timeout: 60_000, interval: 150 },
+    )
+    .toBe(true);
+  return session!;
+}
+
+/** The commands the container received, in order (the node's own pct/pvesh calls left out). */
+const containerCommands = (vmid: number) => host.log.filter((l) => l.vmid === vmid).map((l) => l.command);
+
+async function turnsOf(sessionId: string) {
+  return t.db.kysely.selectFrom("turns").select(["kind", "status", "input"]).where("session_id", "=", sessionId).orderBy("created_at").orderBy("id").execute();
+}
+
+async function executionsOf(sessionId: string) {
+  return t.db.kysely
+    .selectFrom("executions")
+    .select(["id", "target", "command", "mode", "status", "exit_code", "stderr"])
+    .where("session_id", "=", sessionId)
+    .orderBy("created_at")
+    .execute();
+}
+
+async function timelineOf(sessionId: string): Promise<string[]> {
+  const rows = await t.db.sql<{ what: string }[]>`SELECT what FROM audit.timeline WHERE session_id = ${sessionId} ORDER BY id`;
+  return rows.map((r) => r.what);
+}
+
+/** Asserts that `lines` contains lines matching `patterns` in this order (others may come between). */
+function expectInOrder(lines: string[], patterns: RegExp[]): void {
+  let at = 0;
+  for (const p of patterns) {
+    const found = lines.findIndex((l, i) => i >= at && p.test(l));
+    expect(found, `no line matching ${p} after line ${at} in:\n${lines.join("\n")}`).toBeGreaterThanOrEqual(0);
+    at = found + 1;
+  }
+}
+
+describe("approve once, finish alone", () => {
+  it("deploys TypeType from one operator message and one approval, recovering on its own", async () => {
+    const { sessionId, approvalId } = await askAndApprove();
+    const session = await finished(sessionId);
+    const final = textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!);
+    expect(final).toMatch(/^Done: TypeType is deployed and verified/);
+    expect(final).toMatch(/get\.docker\.com/);
+    expect(final).toMatch(/registry answered 500 on the first attempt/);
+
+    // The transcript: exactly one operator message; the rest came from the system.
+    expect(session.messages.filter((m) => m.kind === "operator").map(textOf)).toEqual([DEPLOY_REQUEST]);
+    const notes = session.messages.filter((m) => m.kind === "system_note").map(textOf);
+    expect(notes).toHaveLength(3);
+    expect(notes[0]).toMatch(new RegExp(`approved plan .* \\(approval ${approvalId}\\)`));
+    expect(notes[1]).toMatch(/^execution \S+ failed \(exit 1\) on typetype: cd \/opt\/typetype && docker compose up -d/);
+    expect(notes[1]).toMatch(/500 Internal Server Error/);
+    expect(notes[2]).toMatch(/^execution \S+ completed \(exit 0\) on typetype: cd \/opt\/typetype && docker compose up -d/);
+
+    // One operator turn, then three continuations: the approval, the failure, the success.
+    const turns = await turnsOf(sessionId);
+    expect(turns.map((x) => [x.kind, x.status])).toEqual([
+      ["operator", "completed"],
+      ["continuation", "completed"],
+      ["continuation", "completed"],
+      ["continuation", "completed"],
+    ]);
+    expect(turns.slice(1).map((x) => (x.input as { notes: string[] }).notes.join("\n"))).toEqual(notes);
+
+    // On the host: the container was created, then these ran inside it, in this order.
+    const ct = [...host.containers.values()].find((c) => c.hostname === "typetype")!;
+    expect(ct.status).toBe("running");
+    expect(containerCommands(ct.vmid)).toEqual([
+      CMD.installDocker,
+      CMD.composeVersion,
+      CMD.getDocker,
+      CMD.composeVersion,
+      CMD.writeCompose,
+      CMD.composeUp,
+      CMD.composeUp,
+      CMD.verify,
+    ]);
+    expect(scenario.state(ct.vmid)).toMatchObject({ composeUps: 2, stackUp: true });
+
+    // The executions: sync steps inline, the two compose ups async (failed, then completed).
+    const executions = await executionsOf(sessionId);
+    expect(executions.map((e) => [e.command, e.mode, e.status, e.exit_code])).toEqual([
+      [CMD.installDocker, "sync", "completed", 0],
+      [CMD.composeVersion, "sync", "failed", 1],
+      [CMD.getDocker, "sync", "completed", 0],
+      [CMD.composeVersion, "sync", "completed", 0],
+      [CMD.writeCompose, "sync", "completed", 0],
+      [CMD.composeUp, "async", "failed", 1],
+      [CMD.composeUp, "async", "completed", 0],
+      [CMD.verify, "sync", "completed", 0],
+    ]);
+    expect(new Set(executions.map((e) => e.target))).toEqual(new Set(["typetype"]));
+    // The async steps really finished after the turn that queued them had ended: only a continuation could tell the agent.
+    const asyncEnds = await t.db.kysely
+      .selectFrom("executions as e")
+      .innerJoin("turns as q", "q.id", "e.turn_id")
+      .select(["e.finished_at as executionFinished", "q.finished_at as turnFinished"])
+      .where("e.session_id", "=", sessionId)
+      .where("e.mode", "=", "async")
+      .execute();
+    expect(asyncEnds).toHaveLength(2);
+    for (const r of asyncEnds) expect(r.executionFinished!.getTime()).toBeGreaterThan(r.turnFinished!.getTime());
+
+    // One approval in the whole session: the plan, by button.
+    const approvals = await t.db.kysely.selectFrom("approvals").select(["id", "kind", "status", "decided_via"]).where("session_id", "=", sessionId).execute();
+    expect(approvals).toEqual([{ id: approvalId, kind: "plan", status: "approved", decided_via: "button" }]);
+
+    // audit.timeline tells the story.
+    const story = await timelineOf(sessionId);
+    expectInOrder(story, [
+      /plan/,
+      new RegExp(`approval ${approvalId.slice(0, 8)} requested for plan`),
+      new RegExp(`approval ${approvalId.slice(0, 8)} approved by .* via button`),
+      /execution \S+ on typetype queued as approved \(config_mutation\): apt-get update/,
+      /execution \S+ on typetype: running -> failed \(exit 1\)/,
+      /execution \S+ on typetype queued as approved \(config_mutation\): cd \/opt\/typetype && docker compose up -d/,
+      /execution \S+ on typetype: running -> failed \(exit 1\)/,
+      /execution \S+ on typetype queued as approved \(config_mutation\): cd \/opt\/typetype && docker compose up -d/,
+      /execution \S+ on typetype: running -> completed \(exit 0\)/,
+      /execution \S+ on typetype queued as approved \(read_only\): curl -fsS http:\/\/localhost:8082/,
+    ]);
+  });
+
+  it("failure injection: a compose up pointed at the wrong path is read, fixed and carried on in the same window", async () => {
+    model.setPolicy(deploymentPolicy({ wrongComposePath: "/srv/typetype/compose.yaml" }));
+    const { sessionId } = await askAndApprove();
+    const session = await finished(sessionId);
+    const final = textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!);
+    expect(final).toMatch(/^Done: TypeType is deployed and verified/);
+    expect(final).toMatch(/wrong path/);
+    // "typetype" exists from the first test: the agent read pct_create's refusal and chose another name.
+    expect(final).toMatch(/container \*\*typetype-2\*\*/);
+
+    expect(session.messages.filter((m) => m.kind === "operator")).toHaveLength(1);
+    const notes = session.messages.filter((m) => m.kind === "system_note").map(textOf);
+    expect(notes[1]).toMatch(/^execution \S+ failed \(exit 1\) on typetype-2: docker compose -f \/srv\/typetype\/compose.yaml up -d/);
+    expect(notes[1]).toMatch(/open \/srv\/typetype\/compose.yaml: no such file or directory/);
+
+    const ct = [...host.containers.values()].find((c) => c.hostname === "typetype-2")!;
+    const commands = containerCommands(ct.vmid);
+    const wrong = commands.indexOf(CMD.composeUpFile("/srv/typetype/compose.yaml"));
+    expect(wrong).toBeGreaterThan(commands.indexOf(CMD.writeCompose));
+    expect(commands.slice(wrong + 1)).toEqual([
+      `ls /opt/typetype`,
+      CMD.composeUpFile(COMPOSE_FILE),
+      CMD.composeUpFile(COMPOSE_FILE),
+      CMD.verify,
+    ]);
+    expect(scenario.state(ct.vmid).stackUp).toBe(true);
+
+    // All inside the one window the single approval opened: no other approval, no operator word.
+    const approvals = await t.db.kysely.selectFrom("approvals").select(["kind", "status"]).where("session_id", "=", sessionId).execute();
+    expect(approvals).toEqual([{ kind: "plan", status: "approved" }]);
+    const windows = await t.db.kysely.selectFrom("assent_windows").select(["id", "closed_at"]).where("session_id", "=", sessionId).execute();
+    expect(windows).toHaveLength(1);
+    const turns = await turnsOf(sessionId);
+    expect(turns.filter((x) => x.kind === "operator")).toHaveLength(1);
+    expect(turns.every((x) => x.status === "completed")).toBe(true);
+  });
+  it("Stop: a result that finishes after the operator revoked the window waits for the operator's next message", async () => {
+    model.setPolicy(deploymentPolicy());
+    // Hold the next container's compose up on the host until the operator has pressed Stop.
+    const before = new Set(host.containers.keys());
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let upStarted!: () => void;
+    const started = new Promise<void>((resolve) => (upStarted = resolve));
+    host.handle(
+      (command, vmid) => vmid !== null && !before.has(vmid) && /docker compose up -d$/.test(command),
+      async (ctx) => {
+        upStarted();
+        await gate;
+        scenario.state(ctx.vmid!).stackUp = true;
+        ctx.err(" Container typetype-app-1  Started\n");
+        return 0;
+      },
+    );
+    try {
+      const { sessionId } = await askAndApprove();
+      await started;
+      // The turn that queued it has ended; nothing runs but the command on the host.
+      await expect.poll(async () => (await api<Session>("GET", `/api/sessions/${sessionId}`)).json.runningTurn, { timeout: 20_000 }).toBeNull();
+      const stopped = await api<{ assent: { open: boolean } }>("DELETE", `/api/sessions/${sessionId}/assent`);
+      expect(stopped.status).toBe(200);
+      expect(stopped.json.assent.open).toBe(false);
+      release();
+      const up = async () => (await executionsOf(sessionId)).find((e) => e.command === CMD.composeUp);
+      await expect.poll(async () => (await up())?.status, { timeout: 20_000 }).toBe("completed");
+
+      // The operator speaks next; the result that waited comes with those words, not before.
+      expect((await api("POST", `/api/sessions/${sessionId}/messages`, { text: "What happened?" })).status).toBe(202);
+      let session: Session | undefined;
+      await expect
+        .poll(async () => {
+          session = (await api<Session>("GET", `/api/sessions/${sessionId}`)).json;
+          return session.runningTurn === null && session.messages.at(-1)?.kind === "assistant" && /^While no assent window was open/.test(textOf(session.messages.at(-1)!));
+        }, { timeout: 20_000, interval: 150 })
+        .toBe(true);
+      const execution = (await up())!;
+      expect(textOf(session!.messages.at(-1)!)).toContain(`\`${CMD.composeUp}\` on typetype-3: completed (exit 0)`);
+      const turns = await turnsOf(sessionId);
+      expect(turns.map((x) => [x.kind, x.status])).toEqual([
+        ["operator", "completed"],
+        ["continuation", "completed"],
+        ["operator", "completed"],
+      ]);
+      const lastOperatorTurn = session!.messages.filter((m) => m.kind === "operator").at(-1)!.turnId;
+      const carried = session!.messages.filter((m) => m.kind === "system_note" && m.turnId === lastOperatorTurn).map(textOf).join("\n");
+      expect(carried).toContain(`execution ${execution.id} completed (exit 0) on typetype-3`);
+      const ledger = await t.db.kysely
+        .selectFrom("nomos_plan_executions")
+        .select(["delivered_turn_id"])
+        .where("execution_id", "=", execution.id)
+        .executeTakeFirstOrThrow();
+      expect(ledger.delivered_turn_id).toBe(lastOperatorTurn);
+    } finally {
+      release();
+    }
+  });
+});
