@@ -9,6 +9,7 @@
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import type { z } from "zod";
+import { unstorablePath } from "../db/storable.js";
 import { HttpError } from "./http-error.js";
 
 const WHERE: Partial<Record<keyof ValidationTargets, string>> = {
@@ -36,25 +37,11 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
       const field = issue ? [where, ...issue.path.map(String)].join(".") : where;
       throw new HttpError("bad_request", issue ? zodIssueMessage(issue, where) : `invalid ${where}`, field);
     }
-    const bad = unstorablePath(result.data, []);
+    const bad = unstorablePath(result.data);
     if (bad) {
       const where = WHERE[target] ?? target;
       const field = [where, ...bad].join(".");
       throw new HttpError("bad_request", `${field}: must not contain a NUL character or a lone UTF-16 surrogate`, field);
     }
   });
-}
-
-const UNSTORABLE = /\0|\p{Cs}/u;
-
-/** The path of the first string (or key) PostgreSQL could not store, if any. */
-export function unstorablePath(value: unknown, path: string[], depth = 0): string[] | undefined {
-  if (typeof value === "string") return UNSTORABLE.test(value) ? path : undefined;
-  if (value === null || typeof value !== "object" || depth > 64) return undefined;
-  for (const [key, v] of Object.entries(value)) {
-    if (UNSTORABLE.test(key)) return [...path, key];
-    const found = unstorablePath(v, [...path, key], depth + 1);
-    if (found) return found;
-  }
-  return undefined;
 }
