@@ -96,7 +96,7 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
   const runner = new ExecutionRunner({ db, registry, pool, log, redact: makeRedactor([]) });
   const agent = assembleAgent({
     config: {
-      model: { apiKey: "sk-ant-bench", baseUrl: model.url, name: "claude-bench" },
+      model: { apiKey: "sk-ant-bench", baseUrl: model.url, name: "claude-bench", timeoutS: 120 },
       maxIterations: 40,
       assentMinutes: 30,
       approvalMinutes: 60,

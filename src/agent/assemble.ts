@@ -46,6 +46,8 @@ export function assembleAgent(p: {
         apiKey: config.model.apiKey,
         ...(config.model.baseUrl ? { baseURL: config.model.baseUrl } : {}),
         maxRetries: p.maxRetries ?? 4,
+        // Per attempt, until the response starts; the loop watches silence mid-stream.
+        timeout: config.model.timeoutS * 1000,
       })
     : undefined;
   // Until the continuation dispatcher (issue 5) provides its own, the agent
@@ -86,6 +88,7 @@ export function assembleAgent(p: {
         executions: p.executions,
         approvalMinutes: config.approvalMinutes,
         log: agentLog,
+        streamIdleMs: config.model.timeoutS * 1000,
       };
       return agentTurn(deps, ctx);
     },

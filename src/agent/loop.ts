@@ -11,9 +11,11 @@
 // - The budget: a model call whose tool calls are all observations
 //   (read-only) costs OBSERVATION_WEIGHT, anything else costs 1, so
 //   diagnosing a failure does not starve the recovery.
-// - A model API failure (after the SDK's own retries for 429/5xx/529) ends
-//   the turn with an error event; nothing half-done is persisted, so the
-//   session stays usable.
+// - A model API failure (after the SDK's own retries for 429/5xx/529, and
+//   its timeout until the response starts) ends the turn with an error
+//   event; so does a stream that goes silent for streamIdleMs (the SDK's
+//   timeout does not cover a stream once started). Nothing half-done is
+//   persisted, so the session stays usable.
 // - On Stop, the partial reply streamed so far is kept (text only), and any
 //   tool_use already persisted is answered, so the next turn replays cleanly.
 import type Anthropic from "@anthropic-ai/sdk";
@@ -40,6 +42,8 @@ export interface AgentDeps {
   executions: ExecutionsPort;
   approvalMinutes: number;
   log: Logger;
+  /** A streamed reply silent this long is abandoned as failed (default 120 s). */
+  streamIdleMs?: number;
 }
 
 export interface AgentTurnContext {
@@ -85,15 +89,38 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       return { status: "failed", iterations, error };
     }
     iterations++;
+    // The call is aborted by Stop or by silence: a stream that sends nothing
+    // for idleMs once started would otherwise hold the turn forever.
+    const idleMs = deps.streamIdleMs ?? 120_000;
+    const call = new AbortController();
+    const onStop = () => call.abort();
+    ctx.signal.addEventListener("abort", onStop, { once: true });
+    let silent = false;
+    let idle: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        silent = true;
+        call.abort();
+      }, idleMs);
+    };
     const stream = deps.client.messages.stream(
       { model: deps.model, max_tokens: deps.maxTokens ?? 8192, system, tools, messages },
-      { signal: ctx.signal },
+      { signal: call.signal },
     );
+    stream.on("connect", armIdle);
+    stream.on("streamEvent", armIdle);
     stream.on("text", (delta) => ctx.writer.text(delta));
     let reply: Anthropic.Message;
     try {
       reply = await stream.finalMessage();
     } catch (err) {
+      if (silent && !ctx.signal.aborted) {
+        const message = `the model API failed: its reply stopped for ${Math.round(idleMs / 1000)} s mid-stream (NOMOS_MODEL_TIMEOUT_S); the turn was abandoned`;
+        log.error({ idleMs }, "model stream went silent");
+        await ctx.writer.emit("error", { message });
+        return { status: "failed", iterations, error: message };
+      }
       if (ctx.signal.aborted) {
         const partial = storable(stream.currentMessage?.content ?? []).filter((b) => b.type === "text");
         if (partial.length > 0) await persist("assistant", partial);
@@ -103,6 +130,9 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       log.error({ err }, "model call failed after retries");
       await ctx.writer.emit("error", { message });
       return { status: "failed", iterations, error: message };
+    } finally {
+      clearTimeout(idle);
+      ctx.signal.removeEventListener("abort", onStop);
     }
     const content = storable(reply.content);
     if (content.length === 0) return { status: "completed", iterations };

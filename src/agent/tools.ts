@@ -5,6 +5,7 @@
 // sends back, so the two cannot drift.
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
+import { unstorablePath } from "../db/storable.js";
 
 const targetName = z.string().min(1, "must name a target (see list_targets)").max(200);
 const command = z.string().min(1, "must not be empty").max(100_000);
@@ -113,7 +114,12 @@ export function toolInputParse<N extends ToolName>(
   input: unknown,
 ): { ok: true; value: ToolInput<N> } | { ok: false; error: string } {
   const parsed = toolInputs[name].safeParse(input ?? {});
-  if (parsed.success) return { ok: true, value: parsed.data as ToolInput<N> };
+  if (parsed.success) {
+    // A NUL or lone surrogate can be neither run nor stored: refuse it by name.
+    const bad = unstorablePath(parsed.data);
+    if (!bad) return { ok: true, value: parsed.data as ToolInput<N> };
+    return { ok: false, error: `invalid input for ${name}: ${bad.join(".") || "(input)"}: must not contain a NUL character or a lone UTF-16 surrogate` };
+  }
   const problems = parsed.error.issues.map((i) => {
     const field = i.path.length > 0 ? i.path.join(".") : "(input)";
     return `${field}: ${i.message}`;

@@ -45,6 +45,8 @@ export const envSchema = z
     ANTHROPIC_API_KEY: optionalString,
     ANTHROPIC_BASE_URL: url(/^https?:$/, "an http:// or https:// URL"),
     NOMOS_MODEL: z.preprocess(unsetIfEmpty, z.string().default("claude-sonnet-4-5")),
+    // Seconds the model API may take to start answering (each attempt) or stay silent mid-stream.
+    NOMOS_MODEL_TIMEOUT_S: integer(1, 3600, 120),
     NOMOS_TARGETS_FILE: optionalString,
     NOMOS_API_TOKEN: z.preprocess(
       unsetIfEmpty,
@@ -94,7 +96,7 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   http: { host: string; port: number };
-  model: { apiKey: string | undefined; baseUrl: string | undefined; name: string };
+  model: { apiKey: string | undefined; baseUrl: string | undefined; name: string; timeoutS: number };
   targetsFile: string | undefined;
   apiToken: string | undefined;
   admin: { username: string; password: string } | undefined;
@@ -148,7 +150,7 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
     databaseUrl: env.DATABASE_URL,
     dataDir: env.NOMOS_DATA_DIR,
     http: { host: env.HOST, port: env.PORT },
-    model: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL, name: env.NOMOS_MODEL },
+    model: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL, name: env.NOMOS_MODEL, timeoutS: env.NOMOS_MODEL_TIMEOUT_S },
     targetsFile: env.NOMOS_TARGETS_FILE,
     apiToken: env.NOMOS_API_TOKEN,
     admin:

@@ -8,8 +8,11 @@
 //   folds identical NOTIFYs of one transaction into one, and readers fetch
 //   everything after the last id they sent, so a burst of events costs one
 //   wake-up, not one per event.
+// - An event's data is stored even when it holds a NUL or a lone surrogate
+//   (model text may): those become U+FFFD (db/storable.ts).
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.js";
+import { storableDeep } from "../db/storable.js";
 
 export const SESSION_EVENTS_CHANNEL = "nomos_session_events";
 
@@ -60,7 +63,7 @@ export async function sessionEventsAppend(
             session_id: e.sessionId,
             turn_id: e.turnId ?? null,
             type: e.type,
-            data: e.data,
+            data: storableDeep(e.data),
           })),
         )
         .returning(["id", "session_id"]),

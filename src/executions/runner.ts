@@ -239,8 +239,26 @@ export class ExecutionRunner {
       log.info({ status: finished.status, exitCode: finished.exit_code }, "execution finished");
       return finished;
     } catch (err) {
-      log.error({ err }, "could not record the execution's result");
-      return undefined;
+      log.error({ err }, "could not record the execution's result; recording it failed without its output");
+      // Never leave the row running with a live owner: record the failure
+      // itself, so the agent and the operator learn the command ran and why
+      // its output is missing.
+      try {
+        return await withActor(this.#o.db.kysely, ACTOR, (tx) =>
+          executionFinish(tx, {
+            executionId: e.id,
+            owner: this.owner,
+            outcome: {
+              status: "failed",
+              exitCode: outcome.exitCode ?? null,
+              error: `the command ran${outcome.exitCode != null ? ` (exit ${outcome.exitCode})` : ""} but its result could not be stored: ${this.#o.redact((err as Error).message).slice(0, 500)}`,
+            },
+          }),
+        );
+      } catch (again) {
+        log.error({ err: again }, "could not record the failure either; the sweep will report the execution lost");
+        return undefined;
+      }
     }
   }
 

@@ -4,7 +4,9 @@
 // command prints (`cat` of a 2 GB log costs `cap` bytes); bytes are decoded
 // as UTF-8 only at the end, over whole buffers, so a character split across
 // chunks decodes correctly, and a character cut by the head/tail boundary is
-// dropped rather than turned into garbage.
+// dropped rather than turned into garbage. NUL bytes come out as U+FFFD,
+// like invalid UTF-8: PostgreSQL text cannot hold NUL, and output that could
+// not be stored would lose the whole result.
 
 export interface CapturedText {
   text: string;
@@ -66,18 +68,22 @@ export class CappedOutput {
     const head = Buffer.concat(this.#head);
     const tail = Buffer.concat(this.#tail);
     if (this.#dropped === 0) {
-      return { text: new TextDecoder("utf-8").decode(Buffer.concat([head, tail])), droppedBytes: 0 };
+      return { text: decode(Buffer.concat([head, tail])), droppedBytes: 0 };
     }
     const headEnd = completeUtf8Prefix(head);
     let tailStart = 0;
     while (tailStart < tail.length && (tail[tailStart]! & 0xc0) === 0x80) tailStart++;
     const dropped = this.#dropped + (head.length - headEnd) + tailStart;
-    const decoder = new TextDecoder("utf-8");
     return {
-      text: `${decoder.decode(head.subarray(0, headEnd))}\n[... ${dropped} bytes dropped ...]\n${decoder.decode(tail.subarray(tailStart))}`,
+      text: `${decode(head.subarray(0, headEnd))}\n[... ${dropped} bytes dropped ...]\n${decode(tail.subarray(tailStart))}`,
       droppedBytes: dropped,
     };
   }
+}
+
+/** UTF-8 to text; invalid sequences and NUL become U+FFFD. */
+function decode(b: Buffer): string {
+  return new TextDecoder("utf-8").decode(b).replaceAll("\0", "\uFFFD");
 }
 
 /** Length of the longest prefix of `b` that does not end inside a UTF-8 sequence. */

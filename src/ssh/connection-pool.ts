@@ -235,6 +235,10 @@ export class SshPool {
     })();
     pooled.ready.catch(() => {
       pooled.closed = true;
+      // ssh2 may still emit "error" after a failed handshake (the socket of a
+      // host that timed out closes later): without a listener that would be
+      // an uncaught exception and take the whole service down.
+      client.on("error", (err) => log.debug({ err: err.message }, "ssh error after a failed connect"));
       client.destroy();
     });
     return pooled;

@@ -10,7 +10,7 @@
 import type { Kysely } from "kysely";
 import { withActor, type Tx } from "../db/with-actor.js";
 import type { Database, TargetKind } from "../db/schema.js";
-import type { FileTarget } from "./targets-file.js";
+import { type FileTarget, TARGET_NAME } from "./targets-file.js";
 
 /** Where and how to open the SSH connection that reaches a target. */
 export interface SshEndpoint {
@@ -105,6 +105,9 @@ export class TargetRegistry {
     const direct = this.#direct.get(nameOrNodeSlashVmid);
     if (direct) return this.#directInfo(direct);
     const m = /^([^/]+)\/(\d{3,9})$/.exec(nameOrNodeSlashVmid);
+    // No target can have any other shape: answer "unknown" without asking the
+    // database (a NUL in a name would make the query itself fail).
+    if (!(m ? TARGET_NAME.test(m[1]!) : TARGET_NAME.test(nameOrNodeSlashVmid))) return undefined;
     let query = this.#db.selectFrom("targets").selectAll().where("kind", "=", "container");
     query = m
       ? query.where("node", "=", m[1]!).where("vmid", "=", Number(m[2]))

@@ -70,7 +70,17 @@ export async function loadTargetsFile(file: string): Promise<FileTarget[]> {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new TargetsFileError(`${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    // V8 quotes the text around the error ('Unexpected token 'h', "...hunter2..." is not
+    // valid JSON'): keep only where it is, so the file's values never reach a log.
+    const where = (err as Error).message.replace(/, ".*" is not valid JSON$/s, "");
+    const cause = new SyntaxError(where);
+    throw new TargetsFileError(`${file} is not valid JSON: ${where}${/position \d+/.test(where) ? "" : ` (at position ${jsonErrorPosition(text)})`}`, { cause });
   }
   return parseTargets(raw, file);
+}
+
+/** Offset of the first character no JSON token holds outside a string (V8 gave no position). */
+function jsonErrorPosition(text: string): number {
+  const m = /[^\s[\]{}:,"0-9.eE+\-tfnrul]/.exec(text);
+  return m ? m.index : 0;
 }
