@@ -79,3 +79,18 @@ describe("turnQueueContinuation", () => {
     expect(isPgError(err, "foreign_key_violation")).toBe(true);
   });
 });
+
+describe("turnQueueContinuation with unstorable text", () => {
+  it("keeps a note holding NUL or a lone surrogate, with U+FFFD in their place", async () => {
+    const s = await makeSession(t.db.kysely);
+    const { turnId } = await turnQueueContinuation(t.db.kysely, {
+      sessionId: s.id,
+      actor: "system:continuation",
+      notes: ["before\0after \uD800 end"],
+      executionIds: [],
+      reason: null,
+    });
+    const note = await t.db.kysely.selectFrom("messages").select("content").where("turn_id", "=", turnId).executeTakeFirstOrThrow();
+    expect(note.content).toEqual([{ type: "text", text: "before\uFFFDafter \uFFFD end" }]);
+  });
+});

@@ -8,9 +8,12 @@
 // is its own transaction); the audit actor is set before any row changes
 // (audit triggers are AFTER ROW triggers, fired when the statement ends, and
 // the `actor` CTE is evaluated first because every insert reads from it); a
-// session that does not exist fails on the turn's foreign key.
+// session that does not exist fails on the turn's foreign key; a note
+// holding what PostgreSQL cannot store (NUL, a lone surrogate) is kept with
+// U+FFFD in its place (db/storable.ts).
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.js";
+import { storableDeep } from "../db/storable.js";
 import { SESSION_EVENTS_CHANNEL } from "../events/session-events.js";
 
 export async function turnQueueContinuation(
@@ -23,8 +26,9 @@ export async function turnQueueContinuation(
     reason: string | null;
   },
 ): Promise<{ turnId: string }> {
-  const input = { notes: p.notes, executionIds: p.executionIds, reason: p.reason };
-  const content = [{ type: "text", text: p.notes.join("\n") }];
+  const notes = storableDeep(p.notes);
+  const input = { notes, executionIds: p.executionIds, reason: p.reason };
+  const content = [{ type: "text", text: notes.join("\n") }];
   const result = await sql<{ turn_id: string }>`
     WITH actor AS (
       SELECT set_config('nomos.actor', ${p.actor}, true) AS actor
