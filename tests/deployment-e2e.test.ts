@@ -265,14 +265,16 @@ describe("approve once, finish alone", () => {
   });
   it("Stop: a result that finishes after the operator revoked the window waits for the operator's next message", async () => {
     model.setPolicy(deploymentPolicy());
-    // Hold the next container's compose up on the host until the operator has pressed Stop.
+    // Hold the next container's compose up on the host until the operator has pressed Stop
+    // (only that container's: the handler stays installed for the tests after this one).
     const before = new Set(host.containers.keys());
+    const held = (vmid: number) => vmid === [...host.containers.keys()].find((v) => !before.has(v));
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let upStarted!: () => void;
     const started = new Promise<void>((resolve) => (upStarted = resolve));
     host.handle(
-      (command, vmid) => vmid !== null && !before.has(vmid) && /docker compose up -d$/.test(command),
+      (command, vmid) => vmid !== null && held(vmid) && /docker compose up -d$/.test(command),
       async (ctx) => {
         upStarted();
         await gate;
@@ -322,5 +324,61 @@ describe("approve once, finish alone", () => {
     } finally {
       release();
     }
+  });
+  it("a background step that finishes while the turn that queued it is still running is delivered once, after that turn", async () => {
+    // Force the race: the model's closing words of the turn that queued a
+    // compose up are held until that execution has finished on the host.
+    const policy = deploymentPolicy();
+    model.setPolicy(async (req) => {
+      const reply = await policy(req);
+      const last = JSON.stringify(req.messages.at(-1)?.content ?? "");
+      const queued = /execution ([0-9a-f-]{36}) queued/.exec(last);
+      if (!queued) return reply;
+      const terminal = async () => {
+        // A guard (30 s), so a failing run cannot hold the double forever.
+        for (const giveUp = Date.now() + 30_000; Date.now() < giveUp; ) {
+          const e = await t.db.kysely.selectFrom("executions").select("status").where("id", "=", queued[1]!).executeTakeFirstOrThrow();
+          if (e.status === "completed" || e.status === "failed") return;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      return { ...reply, hold: terminal() };
+    });
+    const { sessionId } = await askAndApprove();
+    const session = await finished(sessionId);
+    expect(textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!)).toMatch(/^Done: TypeType is deployed and verified/);
+
+    const rows = await t.db.kysely
+      .selectFrom("executions as e")
+      .innerJoin("turns as q", "q.id", "e.turn_id")
+      .innerJoin("nomos_plan_executions as l", "l.execution_id", "e.id")
+      .select(["e.id", "e.status", "e.finished_at as executionFinished", "q.finished_at as queuedTurnFinished", "l.delivered_turn_id"])
+      .where("e.session_id", "=", sessionId)
+      .where("e.mode", "=", "async")
+      .orderBy("e.created_at")
+      .execute();
+    expect(rows.map((r) => r.status)).toEqual(["failed", "completed"]);
+    const turns = await t.db.kysely
+      .selectFrom("turns")
+      .select(["id", "kind", "status", "started_at"])
+      .where("session_id", "=", sessionId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    expect(turns.map((x) => [x.kind, x.status])).toEqual([
+      ["operator", "completed"],
+      ["continuation", "completed"],
+      ["continuation", "completed"],
+      ["continuation", "completed"],
+    ]);
+    for (const r of rows) {
+      // The race happened: the result was in before the turn that queued it ended...
+      expect(r.executionFinished!.getTime()).toBeLessThanOrEqual(r.queuedTurnFinished!.getTime());
+      // ...and was delivered exactly once, to a continuation that started after that turn.
+      const delivered = turns.find((x) => x.id === r.delivered_turn_id)!;
+      expect(delivered.kind).toBe("continuation");
+      expect(delivered.started_at!.getTime()).toBeGreaterThanOrEqual(r.queuedTurnFinished!.getTime());
+    }
+    expect(new Set(rows.map((r) => r.delivered_turn_id)).size).toBe(2);
   });
 });
