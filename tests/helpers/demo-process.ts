@@ -45,6 +45,15 @@ export async function startDemo(env: Record<string, string>): Promise<DemoProces
       clearTimeout(timer);
       reject(new Error(`the demo exited with ${code} before listening:\n${lines.join("\n")}`));
     });
+  }).catch(async (err: unknown) => {
+    // Leave nothing running behind a failed start.
+    try {
+      process.kill(-child.pid!, "SIGTERM");
+    } catch {
+      // Already gone.
+    }
+    await outputClosed;
+    throw err;
   });
   return {
     child,
