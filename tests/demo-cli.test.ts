@@ -8,17 +8,20 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEPLOY_REQUEST } from "../src/demo/deployment-policy.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { processAlive, startDemo } from "./helpers/demo-process.js";
 
 const t = useTestDatabase();
 const TOKEN = "demo-test-token-0123456789";
-let dataDir: string | undefined;
+let dataDir: string;
 
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "nomos-demo-test-"));
+});
 afterAll(async () => {
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await rm(dataDir, { recursive: true, force: true });
 });
 
 describe("npm run demo", () => {
@@ -31,7 +34,6 @@ describe("npm run demo", () => {
   });
 
   it("serves the demo, runs the scenario from one approval, and stops everything on Ctrl-C", async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "nomos-demo-test-"));
     const demo = await startDemo({ DATABASE_URL: t.url, NOMOS_DATA_DIR: dataDir, NOMOS_DEMO_PACE: "0", NOMOS_API_TOKEN: TOKEN });
     try {
       const health = await fetch(`${demo.url}/healthz`);
@@ -83,6 +85,13 @@ describe("npm run demo", () => {
       await demo.interrupt();
     }
     expect(demo.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+    expect(demo.lines.at(-1)).toBe("Nomos demo stopped (service exit code 0).");
+    expect(processAlive(demo.servicePid)).toBe(false);
+  });
+  it("stops on SIGTERM (a process manager's stop) with the service's exit code 0", async () => {
+    const demo = await startDemo({ DATABASE_URL: t.url, NOMOS_DATA_DIR: dataDir, NOMOS_DEMO_PACE: "0" }, "node");
+    expect((await fetch(`${demo.url}/healthz`)).status).toBe(200);
+    expect(await demo.terminate()).toBe(0);
     expect(demo.lines.at(-1)).toBe("Nomos demo stopped (service exit code 0).");
     expect(processAlive(demo.servicePid)).toBe(false);
   });

@@ -11,7 +11,7 @@
 // continuations. Then failure injection (a compose file looked for at the
 // wrong path, corrected inside the same window) and Stop (a result that
 // finishes after the window was revoked waits for the operator's next word).
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeploymentScenario, deploymentScenario } from "../src/demo/deployment-host.js";
@@ -23,6 +23,7 @@ import { SshTestHost } from "./helpers/ssh-test-host.js";
 
 const t = useTestDatabase();
 const TOKEN = "e2e-token-0123456789abcdef";
+const ARTIFACTS = join(import.meta.dirname, "artifacts");
 let host: SshTestHost;
 let scenario: DeploymentScenario;
 let model: MessagesDouble;
@@ -45,6 +46,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const code = await service?.stop();
+  // The service's log, for reading a failure after the fact.
+  await mkdir(ARTIFACTS, { recursive: true });
+  await writeFile(join(ARTIFACTS, "deployment-e2e-service.log"), (service?.lines ?? []).map((l) => JSON.stringify(l)).join("\n"));
   await model?.close();
   await host?.stop();
   expect(code).toBe(0);
@@ -93,7 +97,11 @@ async function askAndApprove(): Promise<{ sessionId: string; approvalId: string 
   return { sessionId, approvalId: approvals[0]!.id };
 }
 
-/** Waits (a guard, not a timing assertion) until the agent has written its final report and no turn runs. */
+/**
+ * Waits (a guard, not a timing assertion) until the agent has written its
+ * final report and no turn runs. On a timeout the message shows where the
+ * session stood: its running turn and its newest messages.
+ */
 async function finished(sessionId: string): Promise<Session> {
   let session: Session | undefined;
   await expect
@@ -101,11 +109,13 @@ async function finished(sessionId: string): Promise<Session> {
       async () => {
         session = (await api<Session>("GET", `/api/sessions/${sessionId}`)).json;
         const last = session.messages.filter((m) => m.kind === "assistant").at(-1);
-        return session.runningTurn === null && last !== undefined && /^Done: |I am stopping here/.test(textOf(last));
+        if (session.runningTurn === null && last !== undefined && /^Done: |I am stopping here/.test(textOf(last))) return "finished";
+        const tail = session.messages.slice(-3).map((m) => `${m.kind}: ${textOf(m).slice(0, 160)}`);
+        return JSON.stringify({ runningTurn: session.runningTurn, tail });
       },
       { timeout: 60_000, interval: 150 },
     )
-    .toBe(true);
+    .toBe("finished");
   return session!;
 }
 
@@ -141,7 +151,7 @@ function expectInOrder(lines: string[], patterns: RegExp[]): void {
 }
 
 describe("approve once, finish alone", () => {
-  it("deploys TypeType from one operator message and one approval, recovering on its own", async () => {
+  it("deploys TypeType from one operator message and one approval, recovering on its own", { timeout: 120_000 }, async () => {
     const { sessionId, approvalId } = await askAndApprove();
     const session = await finished(sessionId);
     const final = textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!);
@@ -227,7 +237,7 @@ describe("approve once, finish alone", () => {
     ]);
   });
 
-  it("failure injection: a compose up pointed at the wrong path is read, fixed and carried on in the same window", async () => {
+  it("failure injection: a compose up pointed at the wrong path is read, fixed and carried on in the same window", { timeout: 120_000 }, async () => {
     model.setPolicy(deploymentPolicy({ wrongComposePath: "/srv/typetype/compose.yaml" }));
     const { sessionId } = await askAndApprove();
     const session = await finished(sessionId);
@@ -263,16 +273,18 @@ describe("approve once, finish alone", () => {
     expect(turns.filter((x) => x.kind === "operator")).toHaveLength(1);
     expect(turns.every((x) => x.status === "completed")).toBe(true);
   });
-  it("Stop: a result that finishes after the operator revoked the window waits for the operator's next message", async () => {
+  it("Stop: a result that finishes after the operator revoked the window waits for the operator's next message", { timeout: 120_000 }, async () => {
     model.setPolicy(deploymentPolicy());
-    // Hold the next container's compose up on the host until the operator has pressed Stop.
+    // Hold the next container's compose up on the host until the operator has pressed Stop
+    // (only that container's: the handler stays installed for the tests after this one).
     const before = new Set(host.containers.keys());
+    const held = (vmid: number) => vmid === [...host.containers.keys()].find((v) => !before.has(v));
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let upStarted!: () => void;
     const started = new Promise<void>((resolve) => (upStarted = resolve));
     host.handle(
-      (command, vmid) => vmid !== null && !before.has(vmid) && /docker compose up -d$/.test(command),
+      (command, vmid) => vmid !== null && held(vmid) && /docker compose up -d$/.test(command),
       async (ctx) => {
         upStarted();
         await gate;
@@ -322,5 +334,61 @@ describe("approve once, finish alone", () => {
     } finally {
       release();
     }
+  });
+  it("a background step that finishes while the turn that queued it is still running is delivered once, after that turn", { timeout: 120_000 }, async () => {
+    // Force the race: the model's closing words of the turn that queued a
+    // compose up are held until that execution has finished on the host.
+    const policy = deploymentPolicy();
+    model.setPolicy(async (req) => {
+      const reply = await policy(req);
+      const last = JSON.stringify(req.messages.at(-1)?.content ?? "");
+      const queued = /execution ([0-9a-f-]{36}) queued/.exec(last);
+      if (!queued) return reply;
+      const terminal = async () => {
+        // A guard (30 s), so a failing run cannot hold the double forever.
+        for (const giveUp = Date.now() + 30_000; Date.now() < giveUp; ) {
+          const e = await t.db.kysely.selectFrom("executions").select("status").where("id", "=", queued[1]!).executeTakeFirstOrThrow();
+          if (e.status === "completed" || e.status === "failed") return;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      return { ...reply, hold: terminal() };
+    });
+    const { sessionId } = await askAndApprove();
+    const session = await finished(sessionId);
+    expect(textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!)).toMatch(/^Done: TypeType is deployed and verified/);
+
+    const rows = await t.db.kysely
+      .selectFrom("executions as e")
+      .innerJoin("turns as q", "q.id", "e.turn_id")
+      .innerJoin("nomos_plan_executions as l", "l.execution_id", "e.id")
+      .select(["e.id", "e.status", "e.finished_at as executionFinished", "q.finished_at as queuedTurnFinished", "l.delivered_turn_id"])
+      .where("e.session_id", "=", sessionId)
+      .where("e.mode", "=", "async")
+      .orderBy("e.created_at")
+      .execute();
+    expect(rows.map((r) => r.status)).toEqual(["failed", "completed"]);
+    const turns = await t.db.kysely
+      .selectFrom("turns")
+      .select(["id", "kind", "status", "started_at"])
+      .where("session_id", "=", sessionId)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    expect(turns.map((x) => [x.kind, x.status])).toEqual([
+      ["operator", "completed"],
+      ["continuation", "completed"],
+      ["continuation", "completed"],
+      ["continuation", "completed"],
+    ]);
+    for (const r of rows) {
+      // The race happened: the result was in before the turn that queued it ended...
+      expect(r.executionFinished!.getTime()).toBeLessThanOrEqual(r.queuedTurnFinished!.getTime());
+      // ...and was delivered exactly once, to a continuation that started after that turn.
+      const delivered = turns.find((x) => x.id === r.delivered_turn_id)!;
+      expect(delivered.kind).toBe("continuation");
+      expect(delivered.started_at!.getTime()).toBeGreaterThanOrEqual(r.queuedTurnFinished!.getTime());
+    }
+    expect(new Set(rows.map((r) => r.delivered_turn_id)).size).toBe(2);
   });
 });

@@ -15,10 +15,17 @@ export interface DemoProcess {
   lines: string[];
   /** Ctrl-C: SIGINT to the group; resolves when every process of the demo has let go of its output. */
   interrupt(): Promise<void>;
+  /** SIGTERM to the demo process alone; its exit code once all its output is in. */
+  terminate(): Promise<number | null>;
 }
 
-export async function startDemo(env: Record<string, string>): Promise<DemoProcess> {
-  const child = spawn("npm", ["run", "--silent", "demo"], {
+/**
+ * `via: "npm"` runs `npm run demo` as a person would; `via: "node"` runs the
+ * demo's entry directly, as a process manager would, so SIGTERM reaches it.
+ */
+export async function startDemo(env: Record<string, string>, via: "npm" | "node" = "npm"): Promise<DemoProcess> {
+  const [command, args] = via === "npm" ? ["npm", ["run", "--silent", "demo"]] : [process.execPath, ["--import", "tsx", "src/demo/demo-cli.ts"]];
+  const child = spawn(command as string, args as string[], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME ?? "/tmp", PORT: "0", NOMOS_LOG_FORMAT: "json", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -45,6 +52,15 @@ export async function startDemo(env: Record<string, string>): Promise<DemoProces
       clearTimeout(timer);
       reject(new Error(`the demo exited with ${code} before listening:\n${lines.join("\n")}`));
     });
+  }).catch(async (err: unknown) => {
+    // Leave nothing running behind a failed start.
+    try {
+      process.kill(-child.pid!, "SIGTERM");
+    } catch {
+      // Already gone.
+    }
+    await outputClosed;
+    throw err;
   });
   return {
     child,
@@ -52,6 +68,11 @@ export async function startDemo(env: Record<string, string>): Promise<DemoProces
     password,
     servicePid: started.pid,
     lines,
+    async terminate() {
+      child.kill("SIGTERM");
+      const [code] = await Promise.all([exited, outputClosed]);
+      return code;
+    },
     async interrupt() {
       // npm itself dies of the SIGINT at once; the demo and the service drain after it.
       process.kill(-child.pid!, "SIGINT");
