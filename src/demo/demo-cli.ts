@@ -6,7 +6,9 @@
 // `npm start` uses, src/main.ts as a child process — with NOMOS_DEMO=1 so
 // the page says it is a demo. Without DATABASE_URL the service starts its
 // embedded PostgreSQL under ./.nomos-demo (NOMOS_DATA_DIR), apart from a
-// real installation's ./.nomos.
+// real installation's ./.nomos, and starts it afresh on every run: the
+// simulated node starts empty each time, so an earlier run's containers
+// would be targets pointing at nothing.
 //
 // The operator: NOMOS_ADMIN_USER/NOMOS_ADMIN_PASSWORD when set; otherwise
 // "demo" with a password generated on the first run and kept in the data
@@ -18,7 +20,7 @@
 // 0 runs without pauses, for tests).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startMessagesDouble } from "../model-double/messages-double.js";
@@ -45,6 +47,8 @@ async function demoOperator(): Promise<{ username: string; password: string; gen
   await writeFile(file, `${fresh}\n`, { mode: 0o600 });
   return { username: "demo", password: fresh, generated: true };
 }
+
+if (!process.env.DATABASE_URL) await rm(join(dataDir, "pg"), { recursive: true, force: true });
 
 const host = await SshTestHost.start({ nodeName: "pve1" });
 deploymentScenario(host, { registryFailures: 1, upMs: 3000 * pace, installMs: 800 * pace });
