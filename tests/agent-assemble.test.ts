@@ -97,7 +97,7 @@ describe("assembleAgent", () => {
       expect(last.role).toBe("user");
       const text = (last.content as Array<{ text: string }>)[0]!.text;
       expect(text.startsWith(SYSTEM_NOTE_PREFIX)).toBe(true);
-      expect(text).toContain(`The operator (operator:alice) approved plan "install nginx on pve1" (approval ${card.id})`);
+      expect(text).toContain(`The operator (alice) approved plan "install nginx on pve1" (approval ${card.id})`);
       const turns = await t.db.kysely.selectFrom("turns").select(["kind", "status"]).where("session_id", "=", s.id).orderBy("created_at").execute();
       expect(turns).toEqual([
         { kind: "operator", status: "completed" },

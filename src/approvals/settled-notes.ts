@@ -25,7 +25,7 @@ export async function approvalsSettledNotes(db: Kysely<Database>, p: { sessionId
   return rows.map((r) => {
     const what = r.kind === "plan" ? `plan "${r.goal}"` : `execution ${r.execution_id} (\`${r.command}\` on ${r.target})`;
     if (r.status === "expired") return `Approval ${r.id} for ${what} expired undecided; it will not run.`;
-    const who = r.decided_by ?? "the operator";
+    const who = (r.decided_by ?? "the operator").replace(/^operator:/, "");
     return r.status === "approved"
       ? `The operator (${who}) approved ${what} (approval ${r.id}).${r.kind === "plan" ? " The assent window is open: carry the plan out." : " It runs now; its result comes back to you as a note."}`
       : `The operator (${who}) rejected ${what} (approval ${r.id}). Do not run it; ask what they want instead if unsure.`;
