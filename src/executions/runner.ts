@@ -19,7 +19,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Db } from "../db/connect.js";
-import { pgCode } from "../db/pg-errors.js";
+import { retryWhileDbUnavailable } from "../db/pg-errors.js";
 import type { Execution } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import type { Logger } from "../log/logger.js";
@@ -37,7 +37,6 @@ import {
   executionGet,
   executionMarkLost,
   executionRenewLease,
-  ExecutionTransitionError,
 } from "./lifecycle.js";
 
 export const EXECUTION_READY_CHANNEL = "nomos_execution_ready";
@@ -258,19 +257,13 @@ export class ExecutionRunner {
    * itself (the row moved on, a value it cannot store) is not retried.
    */
   async #finishRetrying(executionId: string, outcome: ExecutionOutcome, log: Logger): Promise<Execution> {
-    const deadline = Date.now() + this.#o.leaseMs;
-    for (let attempt = 1, wait = 250; ; attempt++, wait = Math.min(wait * 2, 4000)) {
-      try {
-        return await withActor(this.#o.db.kysely, ACTOR, (tx) => executionFinish(tx, { executionId, owner: this.owner, outcome }));
-      } catch (err) {
-        // Connection (08), resources (53) and shutdown/start-up (57) errors pass; others are answers.
-        const code = pgCode(err);
-        const refused = err instanceof ExecutionTransitionError || (code !== undefined && !/^(08|53|57)/.test(code));
-        if (refused || Date.now() + wait > deadline) throw err;
-        log.warn({ err: (err as Error).message, attempt }, "could not record the execution's result yet; retrying");
-        await new Promise((r) => setTimeout(r, wait));
-      }
-    }
+    return retryWhileDbUnavailable(
+      () => withActor(this.#o.db.kysely, ACTOR, (tx) => executionFinish(tx, { executionId, owner: this.owner, outcome })),
+      {
+        forMs: this.#o.leaseMs,
+        onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "could not record the execution's result yet; retrying"),
+      },
+    );
   }
 
   async #outcome(e: Execution, signal: AbortSignal): Promise<ExecutionOutcome> {
