@@ -94,7 +94,10 @@ describe("SIGKILL mid-turn, then a restart", () => {
       .toEqual(["apt-get install -y nginx:running", "apt-get update:completed"]);
     a.child.kill("SIGKILL");
     await new Promise((r) => a.child.once("exit", r));
-    expect((await t.db.kysely.selectFrom("turns").select("status").where("session_id", "=", s.id).execute()).map((r) => r.status)).toEqual(["running"]);
+    // The operator's turn was running; apt-get update's continuation may already be queued behind it.
+    const atKill = (await t.db.kysely.selectFrom("turns").select("status").where("session_id", "=", s.id).orderBy("created_at").execute()).map((r) => r.status);
+    expect(atKill[0]).toBe("running");
+    expect(atKill.slice(1).every((st) => st === "queued")).toBe(true);
 
     // Later: the leases have run out.
     await sql`UPDATE turns SET lease_expires_at = now() - interval '1 second' WHERE status = 'running'`.execute(t.db.kysely);
@@ -124,11 +127,15 @@ describe("SIGKILL mid-turn, then a restart", () => {
     // Each command reached the node exactly once.
     expect(host.log.filter((l) => l.command === "apt-get update")).toHaveLength(1);
     expect(host.log.filter((l) => l.command === "apt-get install -y nginx")).toHaveLength(1);
-    // Each result reached the agent once: across the new process's requests,
-    // the last one (the fullest replay) names each execution once.
+    // Each result was delivered exactly once (one system note names it), and
+    // the model, asked again by the new process, saw it.
+    const notes = JSON.stringify(
+      (await t.db.kysely.selectFrom("messages").select("content").where("session_id", "=", s.id).where("kind", "=", "system_note").execute()).map((m) => m.content),
+    );
+    for (const e of executions) expect(notes.split(`execution ${e.id} `).length - 1, e.command).toBe(1);
     const after = double.requests.slice(before);
     expect(after.length).toBeGreaterThan(0);
-    const last = notesIn(after.at(-1)!);
-    for (const e of executions) expect(last.filter((n) => n.includes(e.id)), e.command).toHaveLength(1);
+    const seen = after.flatMap(notesIn);
+    for (const e of executions) expect(seen.some((n) => n.includes(e.id)), e.command).toBe(true);
   }, 90_000);
 });
