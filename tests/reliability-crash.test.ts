@@ -109,15 +109,16 @@ describe("SIGKILL mid-turn, then a restart", () => {
 
     await expect
       .poll(async () => {
-        const pending = await t.db.kysely.selectFrom("nomos_plan_executions").select("execution_id").where("session_id", "=", s.id).where("continued_at", "is", null).execute();
+        // Claimed is not enough: the turn carrying the result must be queued (delivered_turn_id) and done.
+        const pending = await t.db.kysely.selectFrom("nomos_plan_executions").select("execution_id").where("session_id", "=", s.id).where("delivered_turn_id", "is", null).execute();
         const busy = await t.db.kysely.selectFrom("turns").select("id").where("session_id", "=", s.id).where("status", "in", ["queued", "running"]).execute();
         return pending.length + busy.length;
       }, { timeout: 30_000 })
       .toBe(0);
 
-    const turns = await t.db.kysely.selectFrom("turns").select(["status", "kind"]).where("session_id", "=", s.id).orderBy("created_at").execute();
-    expect(turns[0]).toEqual({ status: "interrupted", kind: "operator" });
-    expect(turns.slice(1).every((tr) => tr.status === "completed")).toBe(true);
+    const turns = await t.db.kysely.selectFrom("turns").select(["status", "kind", "error"]).where("session_id", "=", s.id).orderBy("created_at").execute();
+    expect(turns[0]).toMatchObject({ status: "interrupted", kind: "operator" });
+    expect(turns.slice(1).map((tr) => `${tr.kind}:${tr.status}${tr.error ? ` (${tr.error})` : ""}`)).toEqual(turns.slice(1).map(() => "continuation:completed"));
     const executions = await t.db.kysely.selectFrom("executions").selectAll().where("session_id", "=", s.id).orderBy("command").execute();
     expect(executions.map((e) => [e.command, e.status])).toEqual([
       ["apt-get install -y nginx", "failed"],
