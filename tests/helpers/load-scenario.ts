@@ -79,19 +79,24 @@ export async function runLoad(db: Db, url: string, o: LoadOptions): Promise<Load
         INSERT INTO assent_windows (session_id, opened_by, scope_targets, expires_at)
         SELECT id, 'operator:load', '{pve1}', now() + interval '1 day' FROM s RETURNING session_id AS id`.execute(db.kysely)
     ).rows.map((r) => r.id);
-    // Every execution running, held by an outside runner with a long lease.
-    const executions = (
-      await sql<{ id: string }>`
-        WITH e AS (
-          INSERT INTO executions (session_id, target, command, risk, mode, status, approved_at)
-          SELECT s, 'pve1', 'job ' || g, 'config_mutation', 'async', 'approved', now()
-            FROM unnest(${sessions}::uuid[]) s, generate_series(1, ${o.perSession}) g
-          RETURNING id, session_id),
-        l AS (INSERT INTO nomos_plan_executions (execution_id, session_id) SELECT id, session_id FROM e)
-        SELECT id FROM e`.execute(db.kysely)
-    ).rows.map((r) => r.id);
-    await sql`UPDATE executions SET status = 'running', started_at = now(), runner_owner = 'load-driver',
-                lease_expires_at = now() + interval '1 hour' WHERE id = ANY(${executions}::uuid[])`.execute(db.kysely);
+    // Every execution running, held by an outside runner with a long lease:
+    // inserted approved and moved to running in one transaction, so the
+    // services' runners (woken by NOTIFY at commit) never see one approved.
+    const executions = await db.kysely.transaction().execute(async (tx) => {
+      const ids = (
+        await sql<{ id: string }>`
+          WITH e AS (
+            INSERT INTO executions (session_id, target, command, risk, mode, status, approved_at)
+            SELECT s, 'pve1', 'job ' || g, 'config_mutation', 'async', 'approved', now()
+              FROM unnest(${sessions}::uuid[]) s, generate_series(1, ${o.perSession}) g
+            RETURNING id, session_id),
+          l AS (INSERT INTO nomos_plan_executions (execution_id, session_id) SELECT id, session_id FROM e)
+          SELECT id FROM e`.execute(tx)
+      ).rows.map((r) => r.id);
+      await sql`UPDATE executions SET status = 'running', started_at = now(), runner_owner = 'load-driver',
+                  lease_expires_at = now() + interval '1 hour' WHERE id = ANY(${ids}::uuid[])`.execute(tx);
+      return ids;
+    });
 
     const rssStart = await Promise.all(services.map((s) => rssMb(s.child.pid)));
     // Random finish moments over the window; finished in small batches as they come due.
