@@ -67,7 +67,8 @@ async function passwordFor(dataDir: string): Promise<string> {
   return password;
 }
 
-export async function startEmbeddedPostgres(options: { dataDir: string; log: Logger }): Promise<EmbeddedDatabase> {
+/** `port`: listen there (a restart that must keep its URL); by default a free one. */
+export async function startEmbeddedPostgres(options: { dataDir: string; log: Logger; port?: number }): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
   const databaseDir = resolve(dataDir, "pg");
   const log = options.log.child({ component: "embedded-postgres" });
@@ -75,7 +76,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
   // able to reach its data directory inside this one.
   await mkdir(dataDir, { recursive: true, mode: 0o755 });
   const password = await passwordFor(dataDir);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const isRoot = process.getuid?.() === 0;
 
   const EmbeddedPostgres = await loadEmbeddedPostgres();

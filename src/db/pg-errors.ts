@@ -40,3 +40,51 @@ export function toError(thrown: unknown): Error {
   if (thrown instanceof Error) return thrown;
   return new Error(typeof thrown === "string" ? thrown : JSON.stringify(thrown), { cause: thrown });
 }
+
+/**
+ * postgres.js 3.4.9's known crash when the server goes away: a write it
+ * deferred with setImmediate runs after the socket was closed and throws
+ * "Cannot read properties of null (reading 'write')" from nextWrite, outside
+ * any query (porsager/postgres#1066, #1154, #1208; unfixed upstream). The
+ * queries on that connection were already rejected with CONNECTION_CLOSED
+ * and the pool reconnects, so the process may carry on.
+ */
+export function isPostgresJsClosedSocketWrite(err: unknown): boolean {
+  return (
+    err instanceof TypeError &&
+    /reading 'write'/.test(err.message) &&
+    /at (Immediate\.)?nextWrite \([^)]*postgres[\\/]src[\\/]connection\.js/.test(err.stack ?? "")
+  );
+}
+
+/** The database could not be reached or is restarting: worth trying again. */
+export function isDbUnavailable(err: unknown): boolean {
+  const code = pgCode(err);
+  // Connection (08), resources (53), shutdown/start-up (57); postgres.js's own
+  // CONNECTION_* / ECONNREFUSED errors carry no SQLSTATE.
+  if (code !== undefined) return /^(08|53|57)/.test(code);
+  const own = (err as { code?: unknown } | null)?.code;
+  return typeof own === "string" && /^(CONNECTION_|ECONN|ETIMEDOUT|EPIPE|CONNECT_TIMEOUT)/.test(own);
+}
+
+/**
+ * Runs `write` and, while the database is unavailable (isDbUnavailable),
+ * tries again with backoff for up to `forMs`; any other error, or the time
+ * running out, is thrown. For the few writes that must not be dropped by a
+ * database restart (an execution's result, a turn's end).
+ */
+export async function retryWhileDbUnavailable<T>(
+  write: () => Promise<T>,
+  p: { forMs: number; onRetry?: (err: unknown, attempt: number) => void },
+): Promise<T> {
+  const deadline = Date.now() + p.forMs;
+  for (let attempt = 1, wait = 250; ; attempt++, wait = Math.min(wait * 2, 4000)) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isDbUnavailable(err) || Date.now() + wait > deadline) throw err;
+      p.onRetry?.(err, attempt);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}

@@ -9,6 +9,8 @@
 // - While a command runs, its lease is renewed; a runner that dies stops
 //   renewing, and whoever next starts or sweeps marks the execution failed
 //   with "may or may not have completed". Nothing is ever re-run silently.
+// - A result is recorded even across a short database outage: recording is
+//   retried for up to a lease (the row stays running, owned by this runner).
 // - A cancel request (NOTIFY nomos_execution_cancel, or seen when renewing
 //   the lease) kills the remote process; the execution ends cancelled.
 // - LISTEN is the mechanism and the sweep the backstop: a missed NOTIFY
@@ -17,6 +19,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Db } from "../db/connect.js";
+import { retryWhileDbUnavailable } from "../db/pg-errors.js";
 import type { Execution } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import type { Logger } from "../log/logger.js";
@@ -233,9 +236,7 @@ export class ExecutionRunner {
       return undefined;
     }
     try {
-      const finished = await withActor(this.#o.db.kysely, ACTOR, (tx) =>
-        executionFinish(tx, { executionId: e.id, owner: this.owner, outcome }),
-      );
+      const finished = await this.#finishRetrying(e.id, outcome, log);
       log.info({ status: finished.status, exitCode: finished.exit_code }, "execution finished");
       return finished;
     } catch (err) {
@@ -260,6 +261,22 @@ export class ExecutionRunner {
         return undefined;
       }
     }
+  }
+
+  /**
+   * Records the result; while the database cannot be reached (a restart, a
+   * network blip) it keeps trying for up to a lease, so a command that ran
+   * is not reported lost for want of a connection. A refusal by the database
+   * itself (the row moved on, a value it cannot store) is not retried.
+   */
+  async #finishRetrying(executionId: string, outcome: ExecutionOutcome, log: Logger): Promise<Execution> {
+    return retryWhileDbUnavailable(
+      () => withActor(this.#o.db.kysely, ACTOR, (tx) => executionFinish(tx, { executionId, owner: this.owner, outcome })),
+      {
+        forMs: this.#o.leaseMs,
+        onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "could not record the execution's result yet; retrying"),
+      },
+    );
   }
 
   async #outcome(e: Execution, signal: AbortSignal): Promise<ExecutionOutcome> {

@@ -23,7 +23,7 @@ import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
 import { assentParse } from "../assent/vocabulary.js";
 import { assentWindowRevoke } from "../assent/window.js";
 import type { Database } from "../db/schema.js";
-import { toError } from "../db/pg-errors.js";
+import { retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import { withActor } from "../db/with-actor.js";
 import { EventWriter } from "../events/event-writer.js";
 import type { Logger } from "../log/logger.js";
@@ -297,14 +297,23 @@ export class Turns {
     clearInterval(heartbeat);
     await writer.flush().catch((err: unknown) => log.error({ err }, "could not store the turn's last events"));
     const status = outcome.status === "aborted" && this.stopped ? "interrupted" : outcome.status;
-    await turnFinish(this.deps.db, {
-      turnId,
-      sessionId,
-      status,
-      iterations: outcome.iterations,
-      error: outcome.error ?? null,
-      actor: `system:${this.owner}`,
-    });
+    // A database restart must not leave the turn running (and its session
+    // blocked) until the lease runs out: the end is retried meanwhile.
+    await retryWhileDbUnavailable(
+      () =>
+        turnFinish(this.deps.db, {
+          turnId,
+          sessionId,
+          status,
+          iterations: outcome.iterations,
+          error: outcome.error ?? null,
+          actor: `system:${this.owner}`,
+        }),
+      {
+        forMs: (TURN_LEASE_SECONDS * 1000) / 2,
+        onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "could not record the turn's end yet; retrying"),
+      },
+    );
     log.info({ status, iterations: outcome.iterations }, "turn finished");
   }
 
