@@ -18,6 +18,7 @@
 //   leaves a claim with a lease that the sweep hands to another process.
 import { sql } from "kysely";
 import type { Db } from "../db/connect.js";
+import { withDeadline } from "../db/pg-errors.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 import type { Logger } from "../log/logger.js";
 import { planExecutionsClaimForSession } from "./ledger.js";
@@ -46,6 +47,8 @@ export interface DispatcherOptions {
   leaseSeconds?: number;
   /** Sessions dispatched at once. */
   concurrency?: number;
+  /** How long one dispatch may take before its slot is given up (default: the lease). */
+  deadlineMs?: number;
 }
 
 interface Pending {
@@ -59,11 +62,13 @@ export class ContinuationDispatcher {
   private stopped = false;
   private readonly leaseSeconds: number;
   private readonly concurrency: number;
+  private readonly deadlineMs: number;
   private readonly log: Logger;
 
   constructor(private readonly o: DispatcherOptions) {
     this.leaseSeconds = o.leaseSeconds ?? 30;
     this.concurrency = o.concurrency ?? 16;
+    this.deadlineMs = o.deadlineMs ?? this.leaseSeconds * 1000;
     this.log = o.log.child({ component: "continuation" });
   }
 
@@ -113,7 +118,11 @@ export class ContinuationDispatcher {
       if (this.running.size >= this.concurrency) return;
       if (this.running.has(sessionId)) continue; // runs again when the current dispatch ends
       this.pending.delete(sessionId);
-      const work = this.dispatch(sessionId, entry)
+      // A dispatch that hangs (a query stuck on a connection a database
+      // restart broke) must not hold the session's slot for ever: past the
+      // deadline the slot is freed and the sweep retries. A late claim is
+      // safe: it carries a lease, and an undelivered lapsed claim is taken over.
+      const work = withDeadline(this.dispatch(sessionId, entry), this.deadlineMs, `continuation dispatch for ${sessionId}`)
         .catch((err: unknown) => this.log.error({ err, sessionId }, "continuation dispatch failed"))
         .finally(() => {
           this.running.delete(sessionId);

@@ -6,6 +6,7 @@
 // nothing. Invariant: one sweep runs at a time per process; stop() waits for
 // it and is safe to call twice.
 import type { Db } from "../db/connect.js";
+import { withDeadline } from "../db/pg-errors.js";
 import type { Logger } from "../log/logger.js";
 import type { ContinuationDispatcher } from "./dispatcher.js";
 import { planExecutionsPendingSessions, planExecutionsReclaimExpired } from "./ledger.js";
@@ -56,13 +57,20 @@ export class ReconciliationSweep {
       this.again = true;
       return this.current;
     }
-    this.current = this.sweep().finally(() => {
-      this.current = undefined;
-      if (this.again && !this.stopped) {
-        this.again = false;
-        void this.runNow();
-      }
-    });
+    // Bounded like a dispatch: one stuck query must not end sweeping for good.
+    const deadlineMs = Math.max(30_000, this.o.intervalSeconds * 1000);
+    this.current = withDeadline(this.sweep(), deadlineMs, "reconciliation sweep")
+      .catch((err: unknown) => {
+        this.o.log.error({ err }, "sweep failed");
+        Object.assign(this.state_, { ok: false, lastError: (err as Error).message });
+      })
+      .finally(() => {
+        this.current = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          void this.runNow();
+        }
+      });
     return this.current;
   }
 

@@ -88,3 +88,22 @@ export async function retryWhileDbUnavailable<T>(
     }
   }
 }
+
+export class DeadlineError extends Error {
+  override name = "DeadlineError";
+}
+
+/**
+ * Settles like `work`, or rejects with DeadlineError after `ms`. For loops
+ * that must not wedge on one query that never returns (a connection left
+ * stuck by a database restart): the loop gives up waiting and goes on; the
+ * work itself is not cancelled, so what it does must be safe to finish late
+ * (a claim with a lease, an idempotent read).
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineError(`${what} took longer than ${ms} ms; giving up waiting`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
