@@ -19,7 +19,9 @@ import { HostKeyMismatchError, SshConnectError, SshConnectionLostError } from ".
 import { fingerprintsEqual, sha256Fingerprint } from "./fingerprint.js";
 import type { HostKeyRefusal } from "./host-key-refusals.js";
 
+/** Where and how to open the SSH connection that reaches a target. */
 export interface SshEndpoint {
+  /** The direct target (node or host) whose connection this is. */
   name: string;
   host: string;
   port: number;

@@ -7,21 +7,13 @@
 // even if old rows remain); "<node>/<vmid>" reaches any container on a
 // Proxmox node of the file, registered or not; key material never passes
 // through here, only the path to it.
+import type { SshEndpoint } from "../ssh/connection-pool.js";
 import type { Kysely } from "kysely";
 import { withActor, type Tx } from "../db/with-actor.js";
 import type { Database, TargetKind } from "../db/schema.js";
 import { type FileTarget, TARGET_NAME } from "./targets-file.js";
 
-/** Where and how to open the SSH connection that reaches a target. */
-export interface SshEndpoint {
-  /** The direct target (node or host) whose connection this is. */
-  name: string;
-  host: string;
-  port: number;
-  username: string;
-  privateKeyPath: string;
-  hostKeySha256: string;
-}
+export type { SshEndpoint };
 
 export interface TargetInfo {
   name: string;
