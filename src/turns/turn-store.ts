@@ -8,6 +8,11 @@
 // most one row per session be 'running', across every process. A claim that
 // loses the race gets unique_violation and steps aside; whoever finishes the
 // running turn claims the queue next.
+//
+// started_at and finished_at are clock_timestamp(), the moment the row
+// changed, not now() (the transaction's start): a claim that waited on the
+// index for the previous turn to commit would otherwise record a start
+// before that turn's end, and the turns of a session would seem to overlap.
 import { type Kysely, sql } from "kysely";
 import type { Database, Turn, TurnKind, TurnStatus } from "../db/schema.js";
 import { isPgError } from "../db/pg-errors.js";
@@ -58,7 +63,7 @@ export async function turnClaimNext(
         .set({
           status: "running",
           kind,
-          started_at: sql`now()`,
+          started_at: sql`clock_timestamp()`,
           owner: p.owner,
           lease_expires_at: sql`now() + make_interval(secs => ${TURN_LEASE_SECONDS})`,
         })
@@ -70,7 +75,7 @@ export async function turnClaimNext(
       if (coalesced.length > 0) {
         await tx
           .updateTable("turns")
-          .set({ status: "cancelled", finished_at: sql`now()`, error: `coalesced into turn ${turn.id}` })
+          .set({ status: "cancelled", finished_at: sql`clock_timestamp()`, error: `coalesced into turn ${turn.id}` })
           .where("id", "in", coalesced)
           .where("status", "=", "queued")
           .execute();
@@ -115,7 +120,7 @@ export async function turnFinish(
   return withActor(db, p.actor, async (tx) => {
     const turn = await tx
       .updateTable("turns")
-      .set({ status: p.status, iterations: p.iterations, error: p.error ?? null, finished_at: sql`now()`, lease_expires_at: null })
+      .set({ status: p.status, iterations: p.iterations, error: p.error ?? null, finished_at: sql`clock_timestamp()`, lease_expires_at: null })
       .where("id", "=", p.turnId)
       .where("status", "=", "running")
       .returningAll()
@@ -134,7 +139,7 @@ export async function turnsInterruptExpired(db: Kysely<Database>): Promise<Turn[
   return withActor(db, "system:turns", async (tx) => {
     const turns = await tx
       .updateTable("turns")
-      .set({ status: "interrupted", finished_at: sql`now()`, error: "the process running it stopped (lease expired)" })
+      .set({ status: "interrupted", finished_at: sql`clock_timestamp()`, error: "the process running it stopped (lease expired)" })
       .where("status", "=", "running")
       .where("lease_expires_at", "<", sql<Date>`now()`)
       .returningAll()
