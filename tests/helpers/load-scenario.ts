@@ -36,6 +36,8 @@ export interface LoadResult {
   overlapping: string[];
   pendingAtEnd: number;
   turnsNotCompleted: number;
+  /** Turns by final status ("coalesced": queued work folded into another turn). */
+  turnStatuses: Record<string, number>;
   dispatchMs: { p50: number; p99: number; max: number };
   toAgentMs: { p50: number; p99: number; max: number };
   rssMb: { start: number[]; end: number[] };
@@ -145,9 +147,14 @@ export async function runLoad(db: Db, url: string, o: LoadOptions): Promise<Load
       SELECT extract(epoch FROM t.created_at - e.finished_at) * 1000 AS dispatch_ms,
              extract(epoch FROM t.started_at - e.finished_at) * 1000 AS agent_ms
         FROM nomos_plan_executions l JOIN executions e ON e.id = l.execution_id JOIN turns t ON t.id = l.delivered_turn_id`.execute(db.kysely);
-    const turns = await sql<{ status: string; owner: string | null; n: string }>`SELECT status, owner, count(*)::text AS n FROM turns GROUP BY status, owner`.execute(db.kysely);
+    // A queued turn coalesced into the one that ran instead ends 'cancelled'
+    // by design (its notes ride that turn): it is not a turn that failed.
+    const turns = await sql<{ status: string; owner: string | null; n: string }>`
+      SELECT CASE WHEN status = 'cancelled' AND error LIKE 'coalesced into turn %' THEN 'coalesced' ELSE status END AS status,
+             owner, count(*)::text AS n
+        FROM turns GROUP BY 1, owner`.execute(db.kysely);
     const byProcess: Record<string, number> = {};
-    for (const r of turns.rows) byProcess[r.owner ?? "?"] = (byProcess[r.owner ?? "?"] ?? 0) + Number(r.n);
+    for (const r of turns.rows) if (r.owner) byProcess[r.owner] = (byProcess[r.owner] ?? 0) + Number(r.n);
     return {
       executions: executions.length,
       continued: lat.rows.length,
@@ -155,7 +162,13 @@ export async function runLoad(db: Db, url: string, o: LoadOptions): Promise<Load
       notDeliveredOnce,
       overlapping,
       pendingAtEnd: pending,
-      turnsNotCompleted: turns.rows.filter((r) => r.status !== "completed").reduce((a, r) => a + Number(r.n), 0),
+      turnsNotCompleted: turns.rows.filter((r) => r.status !== "completed" && r.status !== "coalesced").reduce((a, r) => a + Number(r.n), 0),
+      turnStatuses: Object.fromEntries(
+        [...new Set(turns.rows.map((r) => r.status))].map((st) => [
+          st,
+          turns.rows.filter((r) => r.status === st).reduce((a, r) => a + Number(r.n), 0),
+        ]),
+      ),
       dispatchMs: summary(lat.rows.map((r) => Number(r.dispatch_ms))),
       toAgentMs: summary(lat.rows.map((r) => Number(r.agent_ms))),
       rssMb: { start: rssStart, end: rssEnd },
