@@ -134,7 +134,6 @@ async function runCommand(
         status: "pending_approval",
         ...(timeoutS !== undefined ? { timeoutS } : {}),
       });
-      await sessionEventsAppend(tx, [{ sessionId: ctx.sessionId, turnId: ctx.turnId, type: "execution_updated", data: { execution } }]);
       const approval = await approvalCreate(tx, {
         sessionId: ctx.sessionId,
         turnId: ctx.turnId,
@@ -172,7 +171,6 @@ async function runCommand(
       deliveredInline: mode === "sync",
       ...(timeoutS !== undefined ? { timeoutS } : {}),
     });
-    await sessionEventsAppend(tx, [{ sessionId: ctx.sessionId, turnId: ctx.turnId, type: "execution_updated", data: { execution } }]);
     return execution;
   });
   if (mode === "async") {
@@ -184,7 +182,6 @@ async function runCommand(
     };
   }
   const done = await deps.executions.runInline(execution.id, { signal: ctx.signal });
-  await sessionEventsAppend(deps.db, [{ sessionId: ctx.sessionId, turnId: ctx.turnId, type: "execution_updated", data: { execution: done } }]);
   return { content: executionText(done), isError: false, readOnly, executionId: done.id };
 }
 

@@ -111,7 +111,6 @@ export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): P
           ? await deps.executions.approve(tx, { executionId: row.execution_id })
           : await deps.executions.reject(tx, { executionId: row.execution_id, reason: `rejected by ${p.actor}` });
       if (status === "approved") addTargets = [execution.target];
-      await sessionEventsAppend(tx, [{ sessionId: row.session_id, type: "execution_updated", data: { execution } }]);
     }
     await assentWindowOpenOrExtend(tx, {
       sessionId: row.session_id,
@@ -152,7 +151,6 @@ async function expireOne(deps: ApprovalDeps, tx: Kysely<Database>, row: Approval
   }
   if (row.execution_id) {
     const execution = await deps.executions.cancel(tx, { executionId: row.execution_id, reason: "its approval expired" });
-    await sessionEventsAppend(tx, [{ sessionId: row.session_id, type: "execution_updated", data: { execution } }]);
   }
   const view = await approvalView(tx, { approvalId: row.id });
   await sessionEventsAppend(tx, [{ sessionId: row.session_id, type: "approval_decided", data: { approval: view } }]);

@@ -13,7 +13,7 @@
 // - Only approvalDecide (an operator's decision) and the operator's Stop
 //   call open/revoke; nothing the model or a command prints reaches here.
 import { type Kysely, sql } from "kysely";
-import type { Database } from "../db/schema.js";
+import type { AssentWindow, Database } from "../db/schema.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 
 export interface PreauthorizedStep {
@@ -50,8 +50,13 @@ export async function assentWindowCurrent(db: Kysely<Database>, p: { sessionId: 
     .where("expires_at", ">", sql<Date>`now()`)
     .executeTakeFirst();
   if (!row) return CLOSED;
+  return openView(row);
+}
+
+/** An open window's row as callers see it. */
+function openView(row: AssentWindow) {
   return {
-    open: true,
+    open: true as const,
     expiresAt: row.expires_at,
     scopeTargets: row.scope_targets,
     windowId: row.id,
@@ -125,15 +130,7 @@ export async function assentWindowOpenOrExtend(
       data: { open: true, expiresAt: row.expires_at.toISOString(), scopeTargets: row.scope_targets },
     },
   ]);
-  return {
-    open: true,
-    expiresAt: row.expires_at,
-    scopeTargets: row.scope_targets,
-    windowId: row.id,
-    continuations: row.continuations,
-    planId: row.plan_id,
-    preauthorized: row.preauthorized as PreauthorizedStep[],
-  };
+  return openView(row);
 }
 
 /** A container created under the window joins its scope. No-op when no window is open. */
