@@ -14,11 +14,9 @@ import { executionsPortFrom } from "../src/agent/tool-deps.js";
 import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
 import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
 import { ExecutionFinishedListener } from "../src/continuation/listener.js";
-import { executionApprove, executionCancel, executionCreate, executionReject } from "../src/executions/lifecycle.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";
 import { startMessagesDouble } from "../src/model-double/messages-double.js";
-import { classifyCommand } from "../src/risk/classify.js";
 import { SshPool } from "../src/ssh/connection-pool.js";
 import { makeRedactor } from "../src/ssh/redact.js";
 import { TargetRegistry } from "../src/targets/registry.js";
@@ -104,11 +102,6 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
     db: db.kysely,
     log,
     executions: executionsPortFrom({
-      classifyCommand,
-      executionCreate,
-      executionApprove,
-      executionReject,
-      executionCancel,
       runner,
       registry,
       pctCreate: () => Promise.reject(new Error("no pct_create in this benchmark")),

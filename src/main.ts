@@ -26,14 +26,12 @@ import { isPostgresJsClosedSocketWrite } from "./db/pg-errors.js";
 import { migrate } from "./db/migrate.js";
 import { openDatabase } from "./db/open.js";
 import { DEMO_NOTICE } from "./demo/demo-notice.js";
-import { executionApprove, executionCancel, executionCreate, executionReject } from "./executions/lifecycle.js";
 import { ExecutionRunner } from "./executions/runner.js";
 import { createApp } from "./http/app.js";
 import { agentPortFrom, executionsPortFromLifecycle } from "./http/port-adapters.js";
 import { SessionEventHub } from "./http/session-event-hub.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { pctCreate } from "./pct/pct-create.js";
-import { classifyCommand } from "./risk/classify.js";
 import { SshPool } from "./ssh/connection-pool.js";
 import { sshHostKeyRefusalRecord } from "./ssh/host-key-refusals.js";
 import { makeRedactor } from "./ssh/redact.js";
@@ -125,11 +123,6 @@ async function main(): Promise<void> {
       log,
       owner,
       executions: executionsPortFrom({
-        classifyCommand,
-        executionCreate,
-        executionApprove,
-        executionReject,
-        executionCancel,
         runner,
         registry,
         pctCreate: (input, ctx) =>

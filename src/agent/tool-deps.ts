@@ -9,7 +9,14 @@
 // tx), so an execution, its approval and their events commit together.
 import type { Kysely } from "kysely";
 import type { Database, Execution, Risk } from "../db/schema.js";
-import type { ExecutionCreateParams } from "../executions/lifecycle.js";
+import {
+  type ExecutionCreateParams,
+  executionApprove,
+  executionCancel,
+  executionCreate,
+  executionReject,
+} from "../executions/lifecycle.js";
+import { classifyCommand } from "../risk/classify.js";
 
 /** What the agent needs to know about a target. */
 export interface AgentTarget {
@@ -58,29 +65,22 @@ export interface ExecutionsPort {
 }
 
 /**
- * Builds the port from the executions modules; main.ts passes them in:
+ * Builds the production port: the classifier and the lifecycle directly, and
+ * the stateful parts main.ts builds (runner, registry, pct_create's deps):
  *
- *   executionsPortFrom({
- *     classifyCommand, executionCreate, executionApprove, executionReject, executionCancel,
- *     runner, registry, pctCreate: (input, ctx) => pctCreate(pctDeps, input, ctx),
- *   })
+ *   executionsPortFrom({ runner, registry, pctCreate: (input, ctx) => pctCreate(pctDeps, input, ctx) })
  */
 export function executionsPortFrom(parts: {
-  classifyCommand: (command: string) => { risk: Risk; reasons: string[] };
-  executionCreate: (db: Kysely<Database>, p: ExecutionCreateParams) => Promise<Execution>;
-  executionApprove: (db: Kysely<Database>, p: { executionId: string }) => Promise<Execution>;
-  executionReject: (db: Kysely<Database>, p: { executionId: string; reason?: string }) => Promise<Execution>;
-  executionCancel: (db: Kysely<Database>, p: { executionId: string; reason?: string }) => Promise<Execution>;
   runner: { runInline(executionId: string, options?: { signal?: AbortSignal }): Promise<Execution> };
   registry: { list(): Promise<AgentTarget[]>; resolve(name: string): Promise<AgentTarget | undefined> };
   pctCreate: ExecutionsPort["pctCreate"];
 }): ExecutionsPort {
   return {
-    classify: parts.classifyCommand,
-    create: parts.executionCreate,
-    approve: parts.executionApprove,
-    reject: parts.executionReject,
-    cancel: parts.executionCancel,
+    classify: classifyCommand,
+    create: executionCreate,
+    approve: executionApprove,
+    reject: executionReject,
+    cancel: executionCancel,
     runInline: (id, options) => parts.runner.runInline(id, options),
     listTargets: () => parts.registry.list(),
     resolveTarget: (name) => parts.registry.resolve(name),
