@@ -33,7 +33,9 @@ describe("CappedOutput", () => {
   it("over the cap keeps valid UTF-8 head and tail and counts every dropped byte", () => {
     fc.assert(
       fc.property(
-        fc.string({ unit: "grapheme", minLength: 50, maxLength: 300 }),
+        // Inputs without U+FFFD of their own: the last assertion checks that
+        // the cut never splits a character into a replacement one.
+        fc.string({ unit: "grapheme", minLength: 50, maxLength: 300 }).filter((s) => !s.includes("\uFFFD")),
         fc.integer({ min: 16, max: 64 }),
         (text, cap) => {
           const bytes = Buffer.from(text);
