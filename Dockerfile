@@ -12,7 +12,9 @@ WORKDIR /app
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
+# patches/ is applied by the postinstall script (patch-package).
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN npm ci --omit=dev --no-audit --no-fund
 
 # ── runtime ──────────────────────────────────────────────────────────────────
