@@ -22,7 +22,6 @@ import { ContinuationDispatcher } from "./continuation/dispatcher.js";
 import { ExecutionFinishedListener } from "./continuation/listener.js";
 import { ReconciliationSweep } from "./continuation/sweep.js";
 import { connect } from "./db/connect.js";
-import { isPostgresJsClosedSocketWrite } from "./db/pg-errors.js";
 import { migrate } from "./db/migrate.js";
 import { openDatabase } from "./db/open.js";
 import { DEMO_NOTICE } from "./demo/demo-notice.js";
@@ -59,12 +58,6 @@ async function main(): Promise<void> {
   // A crash still drains and, above all, stops the embedded database, which
   // would otherwise outlive us and block the next start.
   process.on("uncaughtException", (err) => {
-    // The one known harmless throw: postgres.js writing to a socket that a
-    // restarting database already closed (see pg-errors.ts). Not a crash.
-    if (isPostgresJsClosedSocketWrite(err)) {
-      log.error({ err }, "postgres.js wrote to a closed connection (the database went away); its queries already failed and the pool reconnects");
-      return;
-    }
     log.fatal({ err }, "uncaught exception");
     void shutdown("uncaught exception", 1);
   });

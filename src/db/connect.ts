@@ -1,10 +1,12 @@
 // Opens the database: a postgres.js pool and the Kysely instance over it.
 // Invariant: each Db is closed exactly once by whoever created it (main.ts,
 // a CLI, or a test helper); close() is idempotent and waits for queries in
-// flight. Nothing else creates pools, so connection counts stay knowable.
-import { Kysely } from "kysely";
-import { PostgresJSDialect } from "kysely-postgres-js";
+// flight. Nothing else creates pools, so connection counts stay knowable,
+// and none is opened on an unpatched driver (driver-patch.ts).
+import { CompiledQuery, type DatabaseConnection, Kysely } from "kysely";
+import { PostgresJSDialect, PostgresJSDriver } from "kysely-postgres-js";
 import postgres from "postgres";
+import { assertDriverPatched } from "./driver-patch.js";
 import type { Database } from "./schema.js";
 
 export type Sql = postgres.Sql;
@@ -25,6 +27,7 @@ export interface ConnectOptions {
 }
 
 export function connect(url: string, options: ConnectOptions = {}): Db {
+  assertDriverPatched();
   const sql = postgres(url, {
     max: options.max ?? 10,
     connection: { application_name: options.applicationName ?? "nomos" },
@@ -33,7 +36,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     // does not hold slots on a shared server.
     idle_timeout: 60,
   });
-  const kysely = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: sql }) });
+  const kysely = new Kysely<Database>({ dialect: new Dialect({ postgres: sql }) });
   let closing: Promise<void> | undefined;
   return {
     sql,
@@ -46,4 +49,31 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
       return closing;
     },
   };
+}
+
+/**
+ * kysely-postgres-js 3 inherits rollbackTransaction from Kysely 0.28's `pg`
+ * driver, which on a failed ROLLBACK calls a method only `pg` connections
+ * have. A transaction whose connection died therefore threw "TypeError:
+ * connection[PRIVATE_MARK_FOR_DISCARD_METHOD] is not a function" in place of
+ * its real error (CONNECTION_CLOSED), and retries that look for that error
+ * (retryWhileDbUnavailable) never happened. Here a failed ROLLBACK throws
+ * its own error. Nothing needs discarding: a ROLLBACK fails when the
+ * connection is gone, and the patched postgres.js ends the reservation with
+ * it (patches/postgres+3.4.9.patch).
+ */
+class Driver extends PostgresJSDriver {
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("rollback"));
+  }
+}
+
+class Dialect extends PostgresJSDialect {
+  constructor(private readonly config: { postgres: Sql }) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    return new Driver(this.config);
+  }
 }

@@ -41,22 +41,6 @@ export function toError(thrown: unknown): Error {
   return new Error(typeof thrown === "string" ? thrown : JSON.stringify(thrown), { cause: thrown });
 }
 
-/**
- * postgres.js 3.4.9's known crash when the server goes away: a write it
- * deferred with setImmediate runs after the socket was closed and throws
- * "Cannot read properties of null (reading 'write')" from nextWrite, outside
- * any query (porsager/postgres#1066, #1154, #1208; unfixed upstream). The
- * queries on that connection were already rejected with CONNECTION_CLOSED
- * and the pool reconnects, so the process may carry on.
- */
-export function isPostgresJsClosedSocketWrite(err: unknown): boolean {
-  return (
-    err instanceof TypeError &&
-    /reading 'write'/.test(err.message) &&
-    /at (Immediate\.)?nextWrite \([^)]*postgres[\\/]src[\\/]connection\.js/.test(err.stack ?? "")
-  );
-}
-
 /** The database could not be reached or is restarting: worth trying again. */
 export function isDbUnavailable(err: unknown): boolean {
   const code = pgCode(err);
