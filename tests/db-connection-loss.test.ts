@@ -16,7 +16,7 @@ import { Kysely, sql } from "kysely";
 import { PostgresJSDialect } from "kysely-postgres-js";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Db } from "../src/db/connect.js";
+import { type Db, reconnectDelaySeconds } from "../src/db/connect.js";
 import { assertDriverPatched, unpatchedDriverError } from "../src/db/driver-patch.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { PgProxy } from "./helpers/pg-proxy.js";
@@ -185,5 +185,14 @@ describe("the installed driver", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("reopening connections after failures", () => {
+  it("waits at most 2 s, however many attempts failed in a row", async () => {
+    const delays = [0, 1, 3, 5, 8, 50, 1000].map((failures) => reconnectDelaySeconds(failures));
+    for (const d of delays) expect(d).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(2);
+    expect(reconnectDelaySeconds(0)).toBeLessThanOrEqual(0.01);
   });
 });
