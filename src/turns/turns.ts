@@ -29,6 +29,7 @@ import { EventWriter } from "../events/event-writer.js";
 import type { Logger } from "../log/logger.js";
 import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
 import { messageAppend } from "./messages.js";
+import { RESUME_REASON, resumeNote, shouldResume } from "./resume.js";
 import {
   TURN_LEASE_SECONDS,
   turnClaimNext,
@@ -256,14 +257,15 @@ export class Turns {
         }
         entry.turnId = claimed.turn.id;
         entry.controller = new AbortController();
-        await this.runOne(sessionId, claimed.turn.id, entry.controller.signal);
+        const reason = (claimed.turn.input as { reason?: string } | null)?.reason;
+        await this.runOne(sessionId, claimed.turn.id, reason, entry.controller.signal);
       }
     } catch (err) {
       this.deps.log.error({ err, sessionId }, "turn scheduling failed; the sweep will retry");
     }
   }
 
-  private async runOne(sessionId: string, turnId: string, signal: AbortSignal): Promise<void> {
+  private async runOne(sessionId: string, turnId: string, reason: string | undefined, signal: AbortSignal): Promise<void> {
     const log = this.deps.log.child({ sessionId, turnId });
     const writer = new EventWriter(this.deps.db, sessionId, turnId, this.deps.flushMs);
     // The heartbeat keeps the lease while a long step runs; a turn whose lease
@@ -278,6 +280,7 @@ export class Turns {
     }, (TURN_LEASE_SECONDS * 1000) / 4);
     heartbeat.unref();
     let outcome: AgentTurnOutcome;
+    let resume = false;
     try {
       outcome = await this.deps.runTurn({
         sessionId,
@@ -292,6 +295,7 @@ export class Turns {
       const error = toError(err);
       log.error({ err: error }, "turn crashed");
       outcome = { status: signal.aborted ? "aborted" : "failed", iterations: 0, error: error.message };
+      resume = shouldResume({ err, aborted: signal.aborted, reason });
       await writer.emit("error", { message: `the turn failed: ${error.message}` }).catch(() => {});
     }
     clearInterval(heartbeat);
@@ -315,6 +319,20 @@ export class Turns {
       },
     );
     log.info({ status, iterations: outcome.iterations }, "turn finished");
+    if (resume && !this.stopped) await this.resume(sessionId, outcome.error ?? "", log);
+  }
+
+  /** Queues the continuation that resumes a turn cut off by a database outage (resume.ts). */
+  private async resume(sessionId: string, error: string, log: Logger): Promise<void> {
+    try {
+      await retryWhileDbUnavailable(
+        () => turnQueueContinuation(this.deps.db, { sessionId, actor: `system:${this.owner}`, notes: [resumeNote(error)], executionIds: [], reason: RESUME_REASON }),
+        { forMs: (TURN_LEASE_SECONDS * 1000) / 2 },
+      );
+      log.warn({ error }, "turn cut off by a database outage; resuming it");
+    } catch (err) {
+      log.error({ err }, "could not queue the resume of a turn cut off by a database outage; the session waits for the operator");
+    }
   }
 
   /**
