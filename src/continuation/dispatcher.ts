@@ -118,8 +118,9 @@ export class ContinuationDispatcher {
       if (this.running.size >= this.concurrency) return;
       if (this.running.has(sessionId)) continue; // runs again when the current dispatch ends
       this.pending.delete(sessionId);
-      // A dispatch that hangs (a query stuck on a connection a database
-      // restart broke) must not hold the session's slot for ever: past the
+      // A dispatch that hangs (a query that never returns: the unpatched
+      // driver did this after a database restart, and a network path that
+      // drops packets silently still can) must not hold the session's slot for ever: past the
       // deadline the slot is freed and the sweep retries. A late claim is
       // safe: it carries a lease, and an undelivered lapsed claim is taken over.
       const work = withDeadline(this.dispatch(sessionId, entry), this.deadlineMs, `continuation dispatch for ${sessionId}`)

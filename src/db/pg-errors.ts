@@ -79,8 +79,9 @@ export class DeadlineError extends Error {
 
 /**
  * Settles like `work`, or rejects with DeadlineError after `ms`. For loops
- * that must not wedge on one query that never returns (a connection left
- * stuck by a database restart): the loop gives up waiting and goes on; the
+ * that must not wedge on one query that never returns (the unpatched
+ * driver left such queries after a database restart; a network path that
+ * drops packets without a reset still can): the loop gives up waiting and goes on; the
  * work itself is not cancelled, so what it does must be safe to finish late
  * (a claim with a lease, an idempotent read).
  */

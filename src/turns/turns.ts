@@ -10,6 +10,8 @@
 //   meanwhile stays queued; when the running turn ends, its process claims
 //   the queue, coalescing everything queued into one turn. Nothing is
 //   dropped: a sweep claims queued work whose session has no running turn.
+// - A turn cut off by a database outage is resumed once, by a continuation
+//   that tells the agent why (resume.ts).
 // - Assent is read only here, only from the operator's own text (never from
 //   notes, model text or command output): forward assent decides the
 //   session's pending approvals, a revocation closes its window and stops
