@@ -187,7 +187,7 @@ async function runCommand(
 
 async function pctCreate(deps: ToolRunDeps, ctx: ToolCallContext, input: ToolInput<"pct_create">): Promise<ToolOutcome> {
   const node = await deps.executions.resolveTarget(input.node);
-  if (!node || node.kind !== "proxmox") return fail(`node: "${input.node}" is not a Proxmox node target`);
+  if (node?.kind !== "proxmox") return fail(`node: "${input.node}" is not a Proxmox node target`);
   const window = await assentWindowCurrent(deps.db, { sessionId: ctx.sessionId });
   const gate = gateDecide({ window, sessionId: ctx.sessionId, target: node, risk: "config_mutation", command: `pct create ${input.hostname}` });
   if (gate.action === "ask") {

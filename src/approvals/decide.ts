@@ -150,7 +150,7 @@ async function expireOne(deps: ApprovalDeps, tx: Kysely<Database>, row: Approval
       .execute();
   }
   if (row.execution_id) {
-    const execution = await deps.executions.cancel(tx, { executionId: row.execution_id, reason: "its approval expired" });
+    await deps.executions.cancel(tx, { executionId: row.execution_id, reason: "its approval expired" });
   }
   const view = await approvalView(tx, { approvalId: row.id });
   await sessionEventsAppend(tx, [{ sessionId: row.session_id, type: "approval_decided", data: { approval: view } }]);

@@ -411,7 +411,7 @@ export function unwrap(raw: string): Unwrapped {
   const result: Unwrapped = { command: raw, vmid: null, timeoutS: null, pidMarker: false };
   let text = raw;
   for (let depth = 0; depth < 4; depth++) {
-    let parsed;
+    let parsed: ReturnType<typeof parseShell>;
     try {
       parsed = parseShell(text);
     } catch {

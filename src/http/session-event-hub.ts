@@ -105,7 +105,10 @@ export class SessionEventHub {
       if (set?.size === 0) this.subs.delete(s.sessionId);
     });
     let set = this.subs.get(sessionId);
-    if (!set) this.subs.set(sessionId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.subs.set(sessionId, set);
+    }
     set.add(sub);
     return sub;
   }

@@ -16,7 +16,7 @@ type Block = { type: string; text?: string; content?: unknown; tool_use_id?: str
 
 function lastUserBlocks(req: DoubleRequest): Block[] {
   const last = req.messages.at(-1);
-  if (!last || last.role !== "user") return [];
+  if (last?.role !== "user") return [];
   return typeof last.content === "string" ? [{ type: "text", text: last.content }] : (last.content as Block[]);
 }
 
@@ -35,7 +35,8 @@ export const demoPolicy: DoublePolicy = (req) => {
   if (/\btargets?\b/i.test(operator)) {
     return { content: [{ type: "text", text: "Let me list the targets." }, { type: "tool_use", name: "list_targets", input: {} }] };
   }
-  if ((m = /^(run|queue)\s+(\S+)\s+(.+)$/is.exec(operator))) {
+  m = /^(run|queue)\s+(\S+)\s+(.+)$/is.exec(operator);
+  if (m) {
     const tool = m[1]!.toLowerCase() === "run" ? "run" : "request_execution";
     return {
       content: [
@@ -44,7 +45,8 @@ export const demoPolicy: DoublePolicy = (req) => {
       ],
     };
   }
-  if ((m = /^plan\s+(\S+)\s+(.+)$/is.exec(operator))) {
+  m = /^plan\s+(\S+)\s+(.+)$/is.exec(operator);
+  if (m) {
     return {
       content: [
         { type: "text", text: "Here is a plan." },

@@ -92,7 +92,7 @@ export async function pctCreate(
   }
   const p = parsed.data;
   const node = await deps.registry.resolve(p.node);
-  if (!node || node.kind !== "proxmox") {
+  if (node?.kind !== "proxmox") {
     throw new PctCreateError(
       `pct_create: node "${p.node}" is not a Proxmox node in the targets file${node ? ` (it is a ${node.kind} target)` : ""}`,
     );

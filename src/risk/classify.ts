@@ -56,7 +56,7 @@ function classifyLine(line: string, depth: number): Verdict {
     verdict.add("config_mutation", "nested too deeply to read");
     return verdict;
   }
-  let parsed;
+  let parsed: ReturnType<typeof parseShell>;
   try {
     parsed = parseShell(line);
   } catch (err) {

@@ -15,7 +15,6 @@ import {
   type Rule,
   texts,
 } from "./rule-kit.js";
-import type { Word } from "./shell-words.js";
 
 export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   // ─── files ─────────────────────────────────────────────────────────────────
@@ -38,7 +37,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   rules.set("find", (args, ctx) => {
     if (args.some((a) => a.text === "-delete")) {
       const roots = args.filter(
-        (a, i) => i < args.findIndex((x) => x.text.startsWith("-")) || !args.some((x) => x.text.startsWith("-")),
+        (_a, i) => i < args.findIndex((x) => x.text.startsWith("-")) || !args.some((x) => x.text.startsWith("-")),
       );
       return roots.length > 0 && roots.every((r) => isTemporaryPath(r))
         ? cm("`find -delete` in a temporary path")

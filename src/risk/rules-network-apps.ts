@@ -2,7 +2,6 @@
 // docker compose, with docker exec looked through) and databases (psql,
 // mysql, redis-cli).
 import { afterOptions, type Classification, cm, de, has, positional, ro, type Rule, texts } from "./rule-kit.js";
-import type { Word } from "./shell-words.js";
 
 export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
   // ─── firewall ──────────────────────────────────────────────────────────────

@@ -2,7 +2,6 @@
 // host's services, logs, power and settings (systemctl, journalctl, reboot,
 // sysctl, ip...).
 import { afterOptions, bySubcommand, cm, de, has, positional, ro, type Rule } from "./rule-kit.js";
-import type { Word } from "./shell-words.js";
 
 export function registerSystemRules(rules: Map<string, Rule>): void {
   // ─── Proxmox ───────────────────────────────────────────────────────────────

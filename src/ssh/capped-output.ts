@@ -88,7 +88,7 @@ function decode(b: Buffer): string {
 
 /** Length of the longest prefix of `b` that does not end inside a UTF-8 sequence. */
 function completeUtf8Prefix(b: Buffer): number {
-  let i = b.length;
+  const i = b.length;
   // Walk back over at most 3 continuation bytes to the lead byte.
   let back = 0;
   while (back < 3 && i - back - 1 >= 0 && (b[i - back - 1]! & 0xc0) === 0x80) back++;

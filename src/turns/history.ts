@@ -90,7 +90,7 @@ export function historyToParams(rows: ReplayRow[]): Anthropic.MessageParam[] {
     const ids = (m.content as Block[]).flatMap((b) => (b.type === "tool_use" ? [b.id] : []));
     if (ids.length === 0) continue;
     let next = out[i + 1];
-    if (!next || next.role !== "user") {
+    if (next?.role !== "user") {
       next = { role: "user", content: [] };
       out.splice(i + 1, 0, next);
     }

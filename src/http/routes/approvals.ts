@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { approvalView, approvalViews } from "../../approvals/approval-view.js";
-import { type AuthEnv } from "../../auth/middleware.js";
+import type { AuthEnv } from "../../auth/middleware.js";
 import type { ApiDeps } from "../api-deps.js";
 import { HttpError, notFound } from "../http-error.js";
 import { validate } from "../validate.js";

@@ -15,7 +15,7 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
-import { type AuthEnv } from "../../auth/middleware.js";
+import type { AuthEnv } from "../../auth/middleware.js";
 import { sessionEventsAfter, sessionEventsLastId } from "../../events/session-events.js";
 import type { ApiDeps } from "../api-deps.js";
 import { HttpError, notFound } from "../http-error.js";

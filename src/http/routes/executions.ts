@@ -1,6 +1,6 @@
 // Executions: one with its result, and cancelling one from its card.
 import { Hono } from "hono";
-import { type AuthEnv } from "../../auth/middleware.js";
+import type { AuthEnv } from "../../auth/middleware.js";
 import { TERMINAL_EXECUTION_STATUSES } from "../../db/schema.js";
 import type { ApiDeps } from "../api-deps.js";
 import { HttpError, notFound } from "../http-error.js";

@@ -3,7 +3,7 @@
 // window and abort the running turn). Every write runs as the operator.
 import { Hono } from "hono";
 import { z } from "zod";
-import { type AuthEnv } from "../../auth/middleware.js";
+import type { AuthEnv } from "../../auth/middleware.js";
 import { withActor } from "../../db/with-actor.js";
 import type { ApiDeps } from "../api-deps.js";
 import { notFound } from "../http-error.js";

@@ -39,7 +39,7 @@ function CancelButton({ execution, ctx }: { execution: Execution; ctx: CardConte
   // A step still waiting for approval is rejected, not cancelled; a finished one is history.
   if (execution.status !== "approved" && execution.status !== "running") return null;
   return (
-    <button
+    <button type="button"
       class="btn small danger-outline"
       disabled={busy}
       onClick={async () => {
@@ -137,10 +137,10 @@ function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
         </label>
       )}
       <div class="buttons">
-        <button class="btn approve" disabled={busy} onClick={() => decide("approve")}>
+        <button type="button" class="btn approve" disabled={busy} onClick={() => decide("approve")}>
           Approve
         </button>
-        <button class="btn reject" disabled={busy} onClick={() => decide("reject")}>
+        <button type="button" class="btn reject" disabled={busy} onClick={() => decide("reject")}>
           Reject
         </button>
       </div>

@@ -69,7 +69,7 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
       ) : (
         <span class="badge">Working…</span>
       )}
-      <button
+      <button type="button"
         class="btn stop"
         disabled={stopping}
         onClick={async () => {
@@ -121,7 +121,7 @@ function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
           <div class="turn-error" role="alert">{p.message}</div>
         ),
       )}
-      {turn.status === "running" && <div class="typing" aria-label="Nomos is working"><i /><i /><i /></div>}
+      {turn.status === "running" && <div class="typing" role="status" aria-label="Nomos is working"><i /><i /><i /></div>}
       {turn.status === "aborted" && <div class="turn-note">Stopped by the operator.</div>}
       {turn.status === "failed" && <div class="turn-note">This turn failed.</div>}
     </article>

@@ -99,7 +99,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
       <aside class="sidebar">
         <div class="brand">
           <span>Nomos</span>
-          <button class="btn small" onClick={create}>
+          <button type="button" class="btn small" onClick={create}>
             + New
           </button>
         </div>
@@ -113,7 +113,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         </nav>
         <div class="who">
           {me.operator?.username}
-          <button
+          <button type="button"
             class="btn small link"
             onClick={async () => {
               await api("POST", "/api/logout");
@@ -125,7 +125,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         </div>
       </aside>
       <section class="main">
-        <button class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions">
+        <button type="button" class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions">
           ☰
         </button>
         {me.notices.map((n) => (
@@ -140,7 +140,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         ) : (
           <div class="welcome">
             <p>Pick a session, or start a new one.</p>
-            <button class="btn primary" onClick={create}>
+            <button type="button" class="btn primary" onClick={create}>
               New session
             </button>
           </div>

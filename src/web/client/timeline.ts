@@ -172,6 +172,8 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
     executions: { ...prev.executions },
     operator: [...prev.operator],
     lastEventId: e.id,
+    // ISO timestamps: a string comparison, not Math.max (which would give NaN).
+    // biome-ignore lint/complexity/useMathMinMax: these are strings
     lastAt: e.createdAt > prev.lastAt ? e.createdAt : prev.lastAt,
   };
   const d = e.data;
