@@ -30,6 +30,23 @@ describe("CappedOutput", () => {
     );
   });
 
+  it("keeps a byte-order mark, at the start of the output and at the start of the kept tail", () => {
+    // TextDecoder drops a leading U+FEFF unless told not to; output is bytes
+    // from a command, every one of which is kept or counted as dropped.
+    const whole = new CappedOutput(1024);
+    whole.push(Buffer.from("\uFEFFbom first"));
+    expect(whole.result()).toEqual({ text: "\uFEFFbom first", droppedBytes: 0 });
+
+    // A cap of 16 keeps 8 bytes of tail: the BOM (3 bytes) and "tail!".
+    const cut = new CappedOutput(16);
+    const bytes = Buffer.from(`head${"x".repeat(20)}\uFEFFtail!`);
+    cut.push(bytes);
+    const r = cut.result();
+    const [head, tail] = r.text.split(/\n\[\.\.\. \d+ bytes dropped \.\.\.\]\n/);
+    expect(tail).toBe("\uFEFFtail!");
+    expect(Buffer.byteLength(head!) + Buffer.byteLength(tail!) + r.droppedBytes).toBe(bytes.length);
+  });
+
   it("over the cap keeps valid UTF-8 head and tail and counts every dropped byte", () => {
     fc.assert(
       fc.property(

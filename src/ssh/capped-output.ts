@@ -81,9 +81,9 @@ export class CappedOutput {
   }
 }
 
-/** UTF-8 to text; invalid sequences and NUL become U+FFFD. */
+/** UTF-8 to text; invalid sequences and NUL become U+FFFD; a byte-order mark is kept (it is output like any other). */
 function decode(b: Buffer): string {
-  return new TextDecoder("utf-8").decode(b).replaceAll("\0", "\uFFFD");
+  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(b).replaceAll("\0", "\uFFFD");
 }
 
 /** Length of the longest prefix of `b` that does not end inside a UTF-8 sequence. */
