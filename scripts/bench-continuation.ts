@@ -8,12 +8,12 @@
 // Prints a Markdown table for docs/benchmarks.md.
 import os from "node:os";
 import { sql } from "kysely";
-import type { Db } from "../src/db/connect.js";
 import { assembleAgent } from "../src/agent/assemble.js";
 import { executionsPortFrom } from "../src/agent/tool-deps.js";
 import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
 import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
 import { ExecutionFinishedListener } from "../src/continuation/listener.js";
+import type { Db } from "../src/db/connect.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";
 import { startMessagesDouble } from "../src/model-double/messages-double.js";

@@ -23,11 +23,16 @@ console.log(`| sessions with overlapping turns | ${r.overlapping.length} |`);
 console.log(`| left pending at the end | ${r.pendingAtEnd} |`);
 console.log(`| turns (not completed) | ${r.turns} (${r.turnsNotCompleted}) |`);
 console.log(`| turns per process | ${Object.values(r.byProcess).join(" / ")} |`);
-console.log(`| dispatch latency (commit → turn queued) p50 / p99 / max | ${r.dispatchMs.p50} / ${r.dispatchMs.p99} / ${r.dispatchMs.max} ms |`);
+console.log(
+  `| dispatch latency (commit → turn queued) p50 / p99 / max | ${r.dispatchMs.p50} / ${r.dispatchMs.p99} / ${r.dispatchMs.max} ms |`,
+);
 console.log(`| commit → agent running the turn p50 / p99 / max | ${r.toAgentMs.p50} / ${r.toAgentMs.p99} / ${r.toAgentMs.max} ms |`);
 console.log(`| RSS per process, start → end | ${r.rssMb.start.map((s, i) => `${s} → ${r.rssMb.end[i]} MB`).join(", ")} |`);
 console.log(`| wall time | ${r.wallSeconds} s |`);
 if (!ok) {
-  console.error("FAILED: a guarantee did not hold", JSON.stringify({ notDeliveredOnce: r.notDeliveredOnce.slice(0, 10), overlapping: r.overlapping.slice(0, 10) }));
+  console.error(
+    "FAILED: a guarantee did not hold",
+    JSON.stringify({ notDeliveredOnce: r.notDeliveredOnce.slice(0, 10), overlapping: r.overlapping.slice(0, 10) }),
+  );
   process.exit(1);
 }

@@ -63,7 +63,12 @@ interface Workload {
 
 function startWorkload(name: string, postgres: Postgres, url: string): Workload {
   // The reconnect backoff Nomos's pools use (src/db/connect.ts), for both drivers.
-  const pool = postgres(url, { max: 10, onnotice: () => {}, backoff: reconnectDelaySeconds, connection: { application_name: `bench-${name}` } });
+  const pool = postgres(url, {
+    max: 10,
+    onnotice: () => {},
+    backoff: reconnectDelaySeconds,
+    connection: { application_name: `bench-${name}` },
+  });
   const kysely = new Kysely<unknown>({ dialect: new PostgresJSDialect({ postgres: pool }) });
   const w: Workload = { name, done: 0, failed: 0, longest: 0, pending: new Map(), stop: async () => {} };
   let next = 0;
@@ -84,10 +89,13 @@ function startWorkload(name: string, postgres: Postgres, url: string): Workload 
   const loops = Array.from({ length: WORKERS }, async (_, i) => {
     while (running) {
       const pick = (i + next) % 3;
-      if (pick === 0) await op("kysely transaction", () => kysely.transaction().execute(async (trx) => {
-        await sql`SELECT pg_sleep(0.01)`.execute(trx);
-        await sql`SELECT 1`.execute(trx);
-      }));
+      if (pick === 0)
+        await op("kysely transaction", () =>
+          kysely.transaction().execute(async (trx) => {
+            await sql`SELECT pg_sleep(0.01)`.execute(trx);
+            await sql`SELECT 1`.execute(trx);
+          }),
+        );
       else if (pick === 1) await op("kysely query", () => sql`SELECT pg_sleep(0.01)`.execute(kysely));
       else await op("postgres.js query", () => pool`SELECT pg_sleep(0.01)`);
       await new Promise((r) => setTimeout(r, 5));
@@ -127,12 +135,16 @@ async function runDriver(name: string, postgres: Postgres, dataDir: string): Pro
       const s = stuck(w);
       const total = [...s.values()].reduce((a, b) => a + b, 0);
       const kinds = [...s.entries()].map(([k, n]) => `${n} ${k}`).join(", ") || "-";
-      console.log(`| ${name} | ${round} | ${(stopTook / 1000).toFixed(1)} s | ${w.done} | ${w.failed} | ${(w.longest / 1000).toFixed(1)} s | ${total} of ${WORKERS} | ${kinds} |`);
+      console.log(
+        `| ${name} | ${round} | ${(stopTook / 1000).toFixed(1)} s | ${w.done} | ${w.failed} | ${(w.longest / 1000).toFixed(1)} s | ${total} of ${WORKERS} | ${kinds} |`,
+      );
       w.longest = 0;
     }
     await new Promise((r) => setTimeout(r, FINAL_S * 1000));
     const never = [...w.pending.values()].filter((p) => Date.now() - p.since > FINAL_S * 1000).length;
-    results.push(`${name}: ${never} of ${WORKERS} workers stuck for good (waiting since before the last restart, ${FINAL_S + SETTLE_S} s ago); ${uncaught[name as keyof typeof uncaught]} uncaught exceptions`);
+    results.push(
+      `${name}: ${never} of ${WORKERS} workers stuck for good (waiting since before the last restart, ${FINAL_S + SETTLE_S} s ago); ${uncaught[name as keyof typeof uncaught]} uncaught exceptions`,
+    );
   } finally {
     await w.stop();
     await pg.stop();
@@ -150,8 +162,12 @@ process.on("uncaughtException", () => {
   uncaught[running]++;
 });
 const results: string[] = [];
-console.log(`${ROUNDS} restarts (1.5 s down each) per driver, each on its own server, ${WORKERS} workers, pool of 10; a count ${SETTLE_S} s after each restart\n`);
-console.log(`| driver | restart | server stop took | operations done | failed (outage) | longest that finished | waiting > ${STUCK_S} s | by kind |`);
+console.log(
+  `${ROUNDS} restarts (1.5 s down each) per driver, each on its own server, ${WORKERS} workers, pool of 10; a count ${SETTLE_S} s after each restart\n`,
+);
+console.log(
+  `| driver | restart | server stop took | operations done | failed (outage) | longest that finished | waiting > ${STUCK_S} s | by kind |`,
+);
 console.log("|---|---|---|---|---|---|---|---|");
 try {
   // One after the other: an unpatched pool's stuck connections hold a

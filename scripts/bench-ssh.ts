@@ -31,9 +31,7 @@ async function measure(name: string, once: () => Promise<void>) {
   }
   times.sort((a, b) => a - b);
   const row = { name, p50: percentile(times, 50), p99: percentile(times, 99) };
-  process.stdout.write(
-    `| ${name.padEnd(44)} | ${row.p50.toFixed(2).padStart(8)} | ${row.p99.toFixed(2).padStart(8)} |\n`,
-  );
+  process.stdout.write(`| ${name.padEnd(44)} | ${row.p50.toFixed(2).padStart(8)} | ${row.p99.toFixed(2).padStart(8)} |\n`);
   return row;
 }
 
@@ -45,9 +43,7 @@ try {
     knownHosts,
     `[127.0.0.1]:${sshd.port} ${(await import("node:fs")).readFileSync(join(sshd.dir, "host_ed25519.pub"), "utf8")}`,
   );
-  process.stdout.write(
-    `bench:ssh — ${RUNS} runs each of \`true\` against OpenSSH on 127.0.0.1:${sshd.port}, times in ms\n\n`,
-  );
+  process.stdout.write(`bench:ssh — ${RUNS} runs each of \`true\` against OpenSSH on 127.0.0.1:${sshd.port}, times in ms\n\n`);
   process.stdout.write(`| mode                                         |      p50 |      p99 |\n|---|---:|---:|\n`);
 
   const pool = new SshPool({ log });

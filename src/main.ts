@@ -9,8 +9,9 @@
 // Shutdown (SIGINT/SIGTERM) runs the same list in reverse: stop taking
 // requests, end event streams, stop listening, let turns and commands in
 // flight finish or abort, close the pools, stop the embedded database.
-import { hostname } from "node:os";
+
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { serve } from "@hono/node-server";
 import { assembleAgent } from "./agent/assemble.js";
 import { executionsPortFrom } from "./agent/tool-deps.js";
@@ -137,8 +138,7 @@ async function main(): Promise<void> {
       log,
       owner,
       maxContinuations: config.maxContinuations,
-      startTurn: ({ sessionId, notes, executionIds, reason }) =>
-        agent.turns.chatWith(sessionId, notes, { executionIds, reason }),
+      startTurn: ({ sessionId, notes, executionIds, reason }) => agent.turns.chatWith(sessionId, notes, { executionIds, reason }),
     });
     const sweep = new ReconciliationSweep({
       db,
@@ -172,7 +172,9 @@ async function main(): Promise<void> {
       ...(config.demo ? [DEMO_NOTICE] : []),
       ...(config.model.apiKey
         ? []
-        : ["No model key is set: the agent cannot answer. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy), then restart Nomos."]),
+        : [
+            "No model key is set: the agent cannot answer. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy), then restart Nomos.",
+          ]),
     ];
 
     const app = createApp({

@@ -6,12 +6,11 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assembleAgent } from "../src/agent/assemble.js";
 import { approvalDecide } from "../src/approvals/decide.js";
-import { scriptedPolicy } from "../src/model-double/messages-double.js";
-import { SYSTEM_NOTE_PREFIX } from "../src/turns/history.js";
 import { loadConfig } from "../src/config/env.js";
 import { sessionEventsAfter } from "../src/events/session-events.js";
 import { createLogger } from "../src/log/logger.js";
-import { type MessagesDouble, startMessagesDouble } from "../src/model-double/messages-double.js";
+import { type MessagesDouble, scriptedPolicy, startMessagesDouble } from "../src/model-double/messages-double.js";
+import { SYSTEM_NOTE_PREFIX } from "../src/turns/history.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { dbExecutionsPort } from "./helpers/db-executions-port.js";
 import { makeSession } from "./helpers/factories.js";
@@ -83,7 +82,15 @@ describe("assembleAgent", () => {
       const s = await makeSession(t.db.kysely);
       double.setPolicy(
         scriptedPolicy([
-          { content: [{ type: "tool_use", name: "propose_plan", input: { goal: "install nginx on pve1", steps: [{ title: "install", target: "pve1" }] } }] },
+          {
+            content: [
+              {
+                type: "tool_use",
+                name: "propose_plan",
+                input: { goal: "install nginx on pve1", steps: [{ title: "install", target: "pve1" }] },
+              },
+            ],
+          },
           { content: [{ type: "text", text: "Proposed; waiting for approval." }] },
           { content: [{ type: "text", text: "Approved, carrying it out." }] },
         ]),
@@ -98,7 +105,12 @@ describe("assembleAgent", () => {
       const text = (last.content as Array<{ text: string }>)[0]!.text;
       expect(text.startsWith(SYSTEM_NOTE_PREFIX)).toBe(true);
       expect(text).toContain(`The operator (alice) approved plan "install nginx on pve1" (approval ${card.id})`);
-      const turns = await t.db.kysely.selectFrom("turns").select(["kind", "status"]).where("session_id", "=", s.id).orderBy("created_at").execute();
+      const turns = await t.db.kysely
+        .selectFrom("turns")
+        .select(["kind", "status"])
+        .where("session_id", "=", s.id)
+        .orderBy("created_at")
+        .execute();
       expect(turns).toEqual([
         { kind: "operator", status: "completed" },
         { kind: "continuation", status: "completed" },

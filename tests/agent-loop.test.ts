@@ -67,7 +67,12 @@ describe("agent tool loop", () => {
     expect((third.at(-1)!.content as Array<{ tool_use_id: string }>)[0]!.tool_use_id).toBe("toolu_3");
 
     // The transcript, exactly.
-    const rows = await t.db.kysely.selectFrom("messages").select(["kind", "content"]).where("session_id", "=", s.id).orderBy("id").execute();
+    const rows = await t.db.kysely
+      .selectFrom("messages")
+      .select(["kind", "content"])
+      .where("session_id", "=", s.id)
+      .orderBy("id")
+      .execute();
     expect(rows.map((r) => r.kind)).toEqual(["operator", "assistant", "tool_results", "assistant", "tool_results", "assistant"]);
     expect(rows[1]!.content).toEqual([
       { type: "text", text: "Checking the targets and the disk." },
@@ -103,7 +108,10 @@ describe("agent tool loop", () => {
       "text_delta",
       "turn_finished",
     ]);
-    const text = events.filter((e) => e.type === "text_delta").map((e) => e.data.text).join("");
+    const text = events
+      .filter((e) => e.type === "text_delta")
+      .map((e) => e.data.text)
+      .join("");
     expect(text).toBe("Checking the targets and the disk.The root disk is 24% full.");
   });
 
@@ -119,7 +127,11 @@ describe("agent tool loop", () => {
     expect(TOOL_NAMES).toEqual(["list_targets", "run", "request_execution", "get_execution_status", "pct_create", "propose_plan"]);
     expect(req.tools.at(-1)!.cache_control).toEqual({ type: "ephemeral" });
     expect(req.tools.slice(0, -1).every((tool) => tool.cache_control === undefined)).toBe(true);
-    const run = req.tools.find((tool) => tool.name === "run")!.input_schema as { type: string; required: string[]; properties: Record<string, unknown> };
+    const run = req.tools.find((tool) => tool.name === "run")!.input_schema as {
+      type: string;
+      required: string[];
+      properties: Record<string, unknown>;
+    };
     expect(run.type).toBe("object");
     expect(run.required).toEqual(["target", "command"]);
     expect(Object.keys(run.properties)).toEqual(["target", "command", "timeout_s"]);
@@ -154,7 +166,9 @@ describe("agent tool loop", () => {
     h.agentDeps.maxIterations = 3;
     try {
       // Mutating steps (each asks for approval, outside any window) cost 1: three model calls.
-      h.double.setPolicy(() => ({ content: [{ type: "tool_use", name: "run", input: { target: "pve1", command: "apt-get install -y htop" } }] }));
+      h.double.setPolicy(() => ({
+        content: [{ type: "tool_use", name: "run", input: { target: "pve1", command: "apt-get install -y htop" } }],
+      }));
       let before = h.double.requests.length;
       const mutating = await chatAndWait(s.id, "install htop");
       expect(h.double.requests.length - before).toBe(3);
@@ -167,7 +181,9 @@ describe("agent tool loop", () => {
       const observing = await chatAndWait(s.id, "watch the load");
       expect(h.double.requests.length - before).toBe(6);
       expect(observing).toMatchObject({ status: "failed", iterations: 6 });
-      const errors = (await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0", limit: 1000 })).filter((e) => e.type === "error");
+      const errors = (await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0", limit: 1000 })).filter(
+        (e) => e.type === "error",
+      );
       expect(errors).toHaveLength(2);
     } finally {
       h.agentDeps.maxIterations = 40;
@@ -183,14 +199,24 @@ describe("agent tool loop", () => {
     expect(failed.status).toBe("failed");
     expect(failed.error).toContain("the model API failed");
     const events = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0", limit: 1000 });
-    expect(events.filter((e) => e.type === "error").map((e) => String(e.data.message))).toEqual([expect.stringContaining("the model API failed")]);
+    expect(events.filter((e) => e.type === "error").map((e) => String(e.data.message))).toEqual([
+      expect.stringContaining("the model API failed"),
+    ]);
 
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "back again" }] }));
     const ok = await chatAndWait(s.id, "hello again");
     expect(ok.status).toBe("completed");
     // Both operator messages are in the replayed history; nothing of the failed call was stored.
     const replay = h.double.requests.at(-1)!.messages;
-    expect(replay).toEqual([{ role: "user", content: [{ type: "text", text: "hello?" }, { type: "text", text: "hello again" }] }]);
+    expect(replay).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "hello?" },
+          { type: "text", text: "hello again" },
+        ],
+      },
+    ]);
   });
 
   it("Stop aborts the running turn and keeps its partial reply", async () => {
@@ -206,7 +232,12 @@ describe("agent tool loop", () => {
     await h.turns.abort(s.id);
     await h.turns.idle(s.id);
     expect((await turnRow(turnId)).status).toBe("aborted");
-    const assistant = await t.db.kysely.selectFrom("messages").select("content").where("session_id", "=", s.id).where("kind", "=", "assistant").execute();
+    const assistant = await t.db.kysely
+      .selectFrom("messages")
+      .select("content")
+      .where("session_id", "=", s.id)
+      .where("kind", "=", "assistant")
+      .execute();
     expect(assistant).toHaveLength(1);
     const partial = (assistant[0]!.content[0] as { text: string }).text;
     expect(partial.length).toBeGreaterThan(0);

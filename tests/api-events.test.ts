@@ -35,11 +35,7 @@ afterAll(async () => {
   await b.close();
 });
 
-async function open(
-  req: ReturnType<typeof browser>,
-  sessionId: string,
-  opts: { after?: string; lastEventId?: string } = {},
-) {
+async function open(req: ReturnType<typeof browser>, sessionId: string, opts: { after?: string; lastEventId?: string } = {}) {
   const q = opts.after !== undefined ? `?after=${opts.after}` : "";
   const res = await req(`/api/sessions/${sessionId}/events${q}`, {
     headers: opts.lastEventId !== undefined ? { "last-event-id": opts.lastEventId } : {},

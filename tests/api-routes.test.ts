@@ -31,11 +31,7 @@ describe("sessions", () => {
     const { id } = await json<{ id: string }>(res);
     const row = await t.db.kysely.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
     expect(row.title).toBe("Nginx box");
-    const audit = await t.db.kysely
-      .selectFrom("audit.events")
-      .select("actor")
-      .where("row_key", "=", id)
-      .executeTakeFirstOrThrow();
+    const audit = await t.db.kysely.selectFrom("audit.events").select("actor").where("row_key", "=", id).executeTakeFirstOrThrow();
     expect(audit.actor).toBe("operator:alice");
   });
 
@@ -179,9 +175,7 @@ describe("approvals", () => {
       risk: "destructive",
       confirmationPhrase: "destroy 105",
     });
-    const pending = await json<{ approvals: { id: string }[] }>(
-      await req(`/api/approvals?session=${s.id}&status=pending`),
-    );
+    const pending = await json<{ approvals: { id: string }[] }>(await req(`/api/approvals?session=${s.id}&status=pending`));
     expect(pending.approvals.map((a) => a.id)).toEqual([a1.id]);
     const bad = await req("/api/approvals?status=maybe");
     expect(bad.status).toBe(400);
@@ -264,11 +258,7 @@ describe("executions", () => {
   it("GET one with its result; 404 unknown; 400 malformed", async () => {
     const s = await makeSession(t.db.kysely);
     const x = await makeExecution(t.db.kysely, { session_id: s.id, command: "uptime" });
-    await t.db.kysely
-      .updateTable("executions")
-      .set({ status: "approved", approved_at: new Date() })
-      .where("id", "=", x.id)
-      .execute();
+    await t.db.kysely.updateTable("executions").set({ status: "approved", approved_at: new Date() }).where("id", "=", x.id).execute();
     await t.db.kysely
       .updateTable("executions")
       .set({ status: "running", started_at: new Date(), runner_owner: "t", lease_expires_at: new Date(Date.now() + 60_000) })
@@ -317,7 +307,9 @@ describe("a process without the agent wired in", () => {
       const s = await makeSession(t.db.kysely);
       const res = await r(`/api/sessions/${s.id}/messages`, { method: "POST", body: { text: "hello" } });
       expect(res.status).toBe(503);
-      expect(await json(res)).toMatchObject({ error: { code: "unavailable", message: expect.stringMatching(/^the agent is not running/) } });
+      expect(await json(res)).toMatchObject({
+        error: { code: "unavailable", message: expect.stringMatching(/^the agent is not running/) },
+      });
       expect((await r(`/api/sessions/${s.id}`)).status).toBe(200);
     } finally {
       await own.close();

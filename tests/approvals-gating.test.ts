@@ -44,10 +44,21 @@ async function agentRuns(sessionId: string, target: string, command: string, too
 }
 
 const pending = (sessionId: string) =>
-  t.db.kysely.selectFrom("approvals").selectAll().where("session_id", "=", sessionId).where("status", "=", "pending").orderBy("created_at").execute();
+  t.db.kysely
+    .selectFrom("approvals")
+    .selectAll()
+    .where("session_id", "=", sessionId)
+    .where("status", "=", "pending")
+    .orderBy("created_at")
+    .execute();
 
 const executionsOf = (sessionId: string) =>
-  t.db.kysely.selectFrom("executions").select(["id", "command", "status", "risk", "mode"]).where("session_id", "=", sessionId).orderBy("created_at").execute();
+  t.db.kysely
+    .selectFrom("executions")
+    .select(["id", "command", "status", "risk", "mode"])
+    .where("session_id", "=", sessionId)
+    .orderBy("created_at")
+    .execute();
 
 async function approvePlan(sessionId: string, steps: Array<{ title: string; target?: string; command?: string; destructive?: boolean }>) {
   h.double.setPolicy(
@@ -137,7 +148,15 @@ describe("gating inside a window", () => {
     const outside = await makeSession(t.db.kysely);
     h.double.setPolicy(
       scriptedPolicy([
-        { content: [{ type: "tool_use", name: "pct_create", input: { node: "pve1", hostname: "web7", ostemplate: "local:vztmpl/debian-12.tar.zst" } }] },
+        {
+          content: [
+            {
+              type: "tool_use",
+              name: "pct_create",
+              input: { node: "pve1", hostname: "web7", ostemplate: "local:vztmpl/debian-12.tar.zst" },
+            },
+          ],
+        },
         { content: [{ type: "text", text: "Need a plan first." }] },
       ]),
     );
@@ -150,7 +169,15 @@ describe("gating inside a window", () => {
     await approvePlan(s.id, [{ title: "create web8", target: "pve1" }]);
     h.double.setPolicy(
       scriptedPolicy([
-        { content: [{ type: "tool_use", name: "pct_create", input: { node: "pve1", hostname: "web8", ostemplate: "local:vztmpl/debian-12.tar.zst", vmid: 208 } }] },
+        {
+          content: [
+            {
+              type: "tool_use",
+              name: "pct_create",
+              input: { node: "pve1", hostname: "web8", ostemplate: "local:vztmpl/debian-12.tar.zst", vmid: 208 },
+            },
+          ],
+        },
         { content: [{ type: "text", text: "Created." }] },
       ]),
     );
@@ -169,7 +196,13 @@ describe("gating inside a window", () => {
     const [card] = await pending(s.id);
     expect(card).toMatchObject({ kind: "execution", confirmation_phrase: "destroy 105" });
     const decide = (confirmation?: string) =>
-      approvalDecide(h.approvalDeps, { approvalId: card!.id, decision: "approve", actor: "operator:alice", via: "button", ...(confirmation !== undefined ? { confirmation } : {}) });
+      approvalDecide(h.approvalDeps, {
+        approvalId: card!.id,
+        decision: "approve",
+        actor: "operator:alice",
+        via: "button",
+        ...(confirmation !== undefined ? { confirmation } : {}),
+      });
     await expect(decide()).rejects.toBeInstanceOf(ApprovalConfirmationError);
     await expect(decide("destroy 106")).rejects.toThrow('type "destroy 105" in confirmation');
     // "go ahead" in chat does not approve a destructive card either.
@@ -197,7 +230,9 @@ describe("gating inside a window", () => {
       { title: "remove the old container", target: "pve1", command: "pct destroy 106", destructive: true },
       { title: "create the new one", target: "pve1" },
     ]);
-    expect((await assentWindowCurrent(t.db.kysely, { sessionId: s.id })).preauthorized).toEqual([{ target: "pve1", command: "pct destroy 106" }]);
+    expect((await assentWindowCurrent(t.db.kysely, { sessionId: s.id })).preauthorized).toEqual([
+      { target: "pve1", command: "pct destroy 106" },
+    ]);
     expect(await agentRuns(s.id, "pve1", "pct destroy 106")).toContain("did: pct destroy 106");
     expect(await agentRuns(s.id, "pve1", "pct destroy 107")).toContain('type "destroy 107"');
     expect(await agentRuns(s.id, "pve2", "pct destroy 106")).toContain("Not run");
@@ -223,11 +258,16 @@ describe("approvalDecide", () => {
       { command: "apt-get install -y b", status: "rejected" },
     ]);
     await expect(
-      approvalDecide(h.approvalDeps, { approvalId: "2b1e4a8e-0000-4000-8000-000000000000", decision: "approve", actor: "operator:alice", via: "button" }),
+      approvalDecide(h.approvalDeps, {
+        approvalId: "2b1e4a8e-0000-4000-8000-000000000000",
+        decision: "approve",
+        actor: "operator:alice",
+        via: "button",
+      }),
     ).rejects.toBeInstanceOf(ApprovalNotFoundError);
-    await expect(approvalDecide(h.approvalDeps, { approvalId: "not-a-uuid", decision: "approve", actor: "operator:alice", via: "button" })).rejects.toBeInstanceOf(
-      ApprovalNotFoundError,
-    );
+    await expect(
+      approvalDecide(h.approvalDeps, { approvalId: "not-a-uuid", decision: "approve", actor: "operator:alice", via: "button" }),
+    ).rejects.toBeInstanceOf(ApprovalNotFoundError);
     const events = await h.eventTypes(s.id);
     expect(events.filter((e) => e === "approval_decided")).toHaveLength(2);
     expect(events.filter((e) => e === "assent_changed").length).toBeGreaterThanOrEqual(2);
@@ -238,10 +278,14 @@ describe("approvalDecide", () => {
     await agentRuns(s.id, "pve1", "apt-get install -y late");
     await agentRuns(s.id, "pve1", "apt-get install -y later");
     const [a, b] = await pending(s.id);
-    await t.db.kysely.updateTable("approvals").set({ expires_at: new Date(Date.now() - 60_000) }).where("id", "in", [a!.id, b!.id]).execute();
-    await expect(approvalDecide(h.approvalDeps, { approvalId: a!.id, decision: "approve", actor: "operator:alice", via: "button" })).rejects.toBeInstanceOf(
-      ApprovalExpiredError,
-    );
+    await t.db.kysely
+      .updateTable("approvals")
+      .set({ expires_at: new Date(Date.now() - 60_000) })
+      .where("id", "in", [a!.id, b!.id])
+      .execute();
+    await expect(
+      approvalDecide(h.approvalDeps, { approvalId: a!.id, decision: "approve", actor: "operator:alice", via: "button" }),
+    ).rejects.toBeInstanceOf(ApprovalExpiredError);
     expect(await approvalsExpireDue(h.approvalDeps)).toBe(1);
     const rows = await t.db.kysely.selectFrom("approvals").select(["status", "decided_via"]).where("session_id", "=", s.id).execute();
     expect(rows).toEqual([
@@ -265,17 +309,27 @@ describe("assent window", () => {
     expect(extended.windowId).toBe(opened.windowId);
     expect(extended.expiresAt!.getTime()).toBeGreaterThan(opened.expiresAt!.getTime());
     expect(await assentWindowCurrent(t.db.kysely, { sessionId: s.id })).toMatchObject({ open: true, scopeTargets: ["pve1", "web1"] });
-    expect(await withActor(t.db.kysely, "operator:alice", (tx) => assentWindowRevoke(tx, { sessionId: s.id, actor: "operator:alice" }))).toBe(true);
+    expect(
+      await withActor(t.db.kysely, "operator:alice", (tx) => assentWindowRevoke(tx, { sessionId: s.id, actor: "operator:alice" })),
+    ).toBe(true);
     expect(await assentWindowCurrent(t.db.kysely, { sessionId: s.id })).toMatchObject({ open: false, expiresAt: null });
     // An expired window is closed before a new one opens.
-    await withActor(t.db.kysely, "operator:alice", (tx) => assentWindowOpenOrExtend(tx, { sessionId: s.id, actor: "operator:alice", minutes: 1 }));
-    await t.db.sql`UPDATE assent_windows SET opened_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE session_id = ${s.id} AND closed_at IS NULL`;
+    await withActor(t.db.kysely, "operator:alice", (tx) =>
+      assentWindowOpenOrExtend(tx, { sessionId: s.id, actor: "operator:alice", minutes: 1 }),
+    );
+    await t.db
+      .sql`UPDATE assent_windows SET opened_at = now() - interval '2 hours', expires_at = now() - interval '1 hour' WHERE session_id = ${s.id} AND closed_at IS NULL`;
     expect((await assentWindowCurrent(t.db.kysely, { sessionId: s.id })).open).toBe(false);
     const reopened = await withActor(t.db.kysely, "operator:alice", (tx) =>
       assentWindowOpenOrExtend(tx, { sessionId: s.id, actor: "operator:alice", minutes: 10 }),
     );
     expect(reopened.open).toBe(true);
-    const rows = await t.db.kysely.selectFrom("assent_windows").select(["close_reason"]).where("session_id", "=", s.id).orderBy("opened_at").execute();
+    const rows = await t.db.kysely
+      .selectFrom("assent_windows")
+      .select(["close_reason"])
+      .where("session_id", "=", s.id)
+      .orderBy("opened_at")
+      .execute();
     expect(rows.map((r) => r.close_reason)).toEqual(["expired", "revoked", null]);
   });
 });

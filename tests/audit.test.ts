@@ -114,17 +114,9 @@ describe("audit.timeline", () => {
         .execute();
     });
     await withActor(t.db.kysely, "system:runner", (tx) =>
-      tx
-        .updateTable("executions")
-        .set({ status: "failed", exit_code: 1, finished_at: new Date() })
-        .where("id", "=", e.id)
-        .execute(),
+      tx.updateTable("executions").set({ status: "failed", exit_code: 1, finished_at: new Date() }).where("id", "=", e.id).execute(),
     );
-    const story = await t.db.kysely
-      .selectFrom("audit.timeline")
-      .select(["actor", "what"])
-      .where("session_id", "=", s.id)
-      .execute();
+    const story = await t.db.kysely.selectFrom("audit.timeline").select(["actor", "what"]).where("session_id", "=", s.id).execute();
     const short = e.id.slice(0, 8);
     expect(story.slice(1)).toEqual([
       { actor: `agent:${s.id}`, what: `execution ${short} on pve1 queued as pending_approval (config_mutation): docker compose up -d` },

@@ -61,9 +61,9 @@ describe("the first operator", () => {
     expect(await operatorEnsureFirst(t.db.kysely, { username: "envadmin", password: "whatever123" })).toBeUndefined();
     const row = await t.db.kysely.selectFrom("operators").select("username").execute();
     expect(row.map((r) => r.username)).not.toContain("envadmin");
-    await expect(
-      operatorCreate(t.db.kysely, { username: "root", password: "another pw", actor: "system:test" }),
-    ).rejects.toThrow(/already exists/);
+    await expect(operatorCreate(t.db.kysely, { username: "root", password: "another pw", actor: "system:test" })).rejects.toThrow(
+      /already exists/,
+    );
   });
 });
 

@@ -61,9 +61,7 @@ describe("npm start with a bad environment", () => {
       timeout: 30_000,
     });
     expect(result.status).toBe(2);
-    expect(result.stderr.trim()).toBe(
-      'configuration error: PORT must be a whole number from 0 to 65535 (got "not-a-port")',
-    );
+    expect(result.stderr.trim()).toBe('configuration error: PORT must be a whole number from 0 to 65535 (got "not-a-port")');
     expect(result.stdout).toBe("");
   });
 });

@@ -117,11 +117,7 @@ describe("two service processes on one database", () => {
       const text = JSON.stringify(row?.content ?? "");
       return text.includes("The build completed") ? text : undefined;
     });
-    const execution = await t.db.kysely
-      .selectFrom("executions")
-      .selectAll()
-      .where("session_id", "=", sessionId)
-      .executeTakeFirstOrThrow();
+    const execution = await t.db.kysely.selectFrom("executions").selectAll().where("session_id", "=", sessionId).executeTakeFirstOrThrow();
     expect(reply).toContain(execution.id);
     expect(execution).toMatchObject({ status: "completed", exit_code: 0, mode: "async" });
 

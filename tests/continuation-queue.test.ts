@@ -62,9 +62,25 @@ describe("turnQueueContinuation", () => {
     const s = await makeSession(t.db.kysely);
     const e = await makeRunningExecution(t.db.kysely, s.id);
     await finishExecution(t.db.kysely, e.id);
-    const first = await turnQueueContinuation(t.db.kysely, { sessionId: s.id, actor: "system:continuation", notes: ["a"], executionIds: [e.id], reason: null });
-    await turnQueueContinuation(t.db.kysely, { sessionId: s.id, actor: "system:continuation", notes: ["b"], executionIds: [e.id], reason: null });
-    const ledger = await t.db.kysely.selectFrom("nomos_plan_executions").select("delivered_turn_id").where("execution_id", "=", e.id).executeTakeFirstOrThrow();
+    const first = await turnQueueContinuation(t.db.kysely, {
+      sessionId: s.id,
+      actor: "system:continuation",
+      notes: ["a"],
+      executionIds: [e.id],
+      reason: null,
+    });
+    await turnQueueContinuation(t.db.kysely, {
+      sessionId: s.id,
+      actor: "system:continuation",
+      notes: ["b"],
+      executionIds: [e.id],
+      reason: null,
+    });
+    const ledger = await t.db.kysely
+      .selectFrom("nomos_plan_executions")
+      .select("delivered_turn_id")
+      .where("execution_id", "=", e.id)
+      .executeTakeFirstOrThrow();
     expect(ledger.delivered_turn_id).toBe(first.turnId);
   });
 

@@ -3,11 +3,11 @@
 // only inside an open window, coalesced per session, bounded by the loop
 // guard, surviving a dropped LISTEN connection and a crash after the claim.
 import { afterEach, describe, expect, it } from "vitest";
-import type { Db } from "../src/db/connect.js";
 import { ContinuationDispatcher, type StartContinuationTurn } from "../src/continuation/dispatcher.js";
 import { planExecutionsMarkDelivered, planExecutionsPendingSessions } from "../src/continuation/ledger.js";
 import { ExecutionFinishedListener } from "../src/continuation/listener.js";
 import { ReconciliationSweep } from "../src/continuation/sweep.js";
+import type { Db } from "../src/db/connect.js";
 import { sessionEventsAfter } from "../src/events/session-events.js";
 import { createLogger } from "../src/log/logger.js";
 import { useTestDatabase } from "./helpers/database.js";
@@ -158,11 +158,7 @@ describe("the assent window", () => {
 
     // Expired windows do not count either.
     await makeWindow(t.db.kysely, s.id, -1).then((w) =>
-      t.db.kysely
-        .updateTable("assent_windows")
-        .set({ closed_at: new Date(), close_reason: "expired" })
-        .where("id", "=", w.id)
-        .execute(),
+      t.db.kysely.updateTable("assent_windows").set({ closed_at: new Date(), close_reason: "expired" }).where("id", "=", w.id).execute(),
     );
     await settle(p);
     expect(started).toEqual([]);

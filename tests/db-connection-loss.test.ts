@@ -42,7 +42,16 @@ async function notes(): Promise<string[]> {
 
 /** Until the pool answers again (its connection is reopened). */
 async function answers(db: Db): Promise<void> {
-  await expect.poll(() => db.sql`SELECT 1`.then(() => true, () => false), { timeout: 10_000 }).toBe(true);
+  await expect
+    .poll(
+      () =>
+        db.sql`SELECT 1`.then(
+          () => true,
+          () => false,
+        ),
+      { timeout: 10_000 },
+    )
+    .toBe(true);
 }
 
 describe("a connection killed inside a transaction", () => {
@@ -118,10 +127,21 @@ describe("a server that drops every connection and refuses new ones for a while"
       expect(during.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "rejected"]);
 
       proxy.refuse(false);
-      await expect.poll(() => sql`SELECT 1`.execute(kysely).then(() => true, () => false), { timeout: 10_000 }).toBe(true);
+      await expect
+        .poll(
+          () =>
+            sql`SELECT 1`.execute(kysely).then(
+              () => true,
+              () => false,
+            ),
+          { timeout: 10_000 },
+        )
+        .toBe(true);
       const after = await Promise.all([
         ...Array.from({ length: 10 }, (_, i) => sql<{ n: number }>`SELECT ${i}::int AS n`.execute(kysely).then((r) => r.rows[0]?.n)),
-        ...Array.from({ length: 5 }, (_, i) => kysely.transaction().execute((trx) => sql<{ n: number }>`SELECT ${i}::int AS n`.execute(trx).then((r) => r.rows[0]?.n))),
+        ...Array.from({ length: 5 }, (_, i) =>
+          kysely.transaction().execute((trx) => sql<{ n: number }>`SELECT ${i}::int AS n`.execute(trx).then((r) => r.rows[0]?.n)),
+        ),
         sqlOverProxy<{ n: number }[]>`SELECT 99::int AS n`.then((r) => r[0]?.n),
       ]);
       expect(after).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 99]);
@@ -148,7 +168,10 @@ describe("a connection that closes while a write is still buffered", () => {
       socket: () =>
         new Promise<Socket>((resolve, reject) => {
           const socket = createConnection({ host: url.hostname, port: Number(url.port || 5432) });
-          socket.once("connect", () => resolve((current = socket)));
+          socket.once("connect", () => {
+            current = socket;
+            resolve(socket);
+          });
           socket.once("error", reject);
         }),
     };

@@ -28,7 +28,8 @@ describe("npm run demo", () => {
   it("loads the Proxmox double under Node's own ESM loader, not only under vitest", async () => {
     // ssh2 is CommonJS; Node's loader sees only some of its named exports, so an
     // `import { Server } from "ssh2"` passed every test and broke the demo.
-    const script = 'const { SshTestHost } = await import("./src/demo/proxmox-double.ts"); const h = await SshTestHost.start(); console.log(h.hostKeySha256); await h.stop();';
+    const script =
+      'const { SshTestHost } = await import("./src/demo/proxmox-double.ts"); const h = await SshTestHost.start(); console.log(h.hostKeySha256); await h.stop();';
     const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script]);
     expect(stdout).toMatch(/^SHA256:\S+\n$/);
   });
@@ -54,7 +55,7 @@ describe("npm run demo", () => {
       expect(login.status).toBe(200);
 
       // The scripted model and the simulated pve1 carry the deployment through.
-      const api = async <T,>(method: string, path: string, body?: unknown): Promise<T> => {
+      const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
         const res = await fetch(`${demo.url}${path}`, {
           method,
           headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
@@ -67,19 +68,28 @@ describe("npm run demo", () => {
       await api("POST", `/api/sessions/${id}/messages`, { text: DEPLOY_REQUEST });
       let approvalId = "";
       await expect
-        .poll(async () => {
-          const { approvals } = await api<{ approvals: Array<{ id: string }> }>("GET", `/api/approvals?session=${id}&status=pending`);
-          approvalId = approvals[0]?.id ?? "";
-          return approvals.length;
-        }, { timeout: 20_000 })
+        .poll(
+          async () => {
+            const { approvals } = await api<{ approvals: Array<{ id: string }> }>("GET", `/api/approvals?session=${id}&status=pending`);
+            approvalId = approvals[0]?.id ?? "";
+            return approvals.length;
+          },
+          { timeout: 20_000 },
+        )
         .toBe(1);
       await api("POST", `/api/approvals/${approvalId}`, { decision: "approve" });
       await expect
-        .poll(async () => {
-          const s = await api<{ runningTurn: unknown; messages: Array<{ kind: string; content: Array<{ text?: string }> }> }>("GET", `/api/sessions/${id}`);
-          const last = s.messages.filter((m) => m.kind === "assistant").at(-1);
-          return s.runningTurn === null ? (last?.content.map((b) => b.text ?? "").join("") ?? "") : "";
-        }, { timeout: 60_000, interval: 200 })
+        .poll(
+          async () => {
+            const s = await api<{ runningTurn: unknown; messages: Array<{ kind: string; content: Array<{ text?: string }> }> }>(
+              "GET",
+              `/api/sessions/${id}`,
+            );
+            const last = s.messages.filter((m) => m.kind === "assistant").at(-1);
+            return s.runningTurn === null ? (last?.content.map((b) => b.text ?? "").join("") ?? "") : "";
+          },
+          { timeout: 60_000, interval: 200 },
+        )
         .toMatch(/^Done: TypeType is deployed and verified/);
     } finally {
       await demo.interrupt();

@@ -84,10 +84,14 @@ async function askAndApprove(): Promise<{ sessionId: string; approvalId: string 
   expect((await api("POST", `/api/sessions/${sessionId}/messages`, { text: DEPLOY_REQUEST })).status).toBe(202);
   let approvals: Array<{ id: string; kind: string }> = [];
   await expect
-    .poll(async () => {
-      approvals = (await api<{ approvals: typeof approvals }>("GET", `/api/approvals?session=${sessionId}&status=pending`)).json.approvals;
-      return approvals.map((a) => a.kind);
-    }, { timeout: 20_000, interval: 100 })
+    .poll(
+      async () => {
+        approvals = (await api<{ approvals: typeof approvals }>("GET", `/api/approvals?session=${sessionId}&status=pending`)).json
+          .approvals;
+        return approvals.map((a) => a.kind);
+      },
+      { timeout: 20_000, interval: 100 },
+    )
     .toEqual(["plan"]);
   // The operator turn has ended (the model said "approve it") before the button is pressed.
   await expect.poll(async () => (await api<Session>("GET", `/api/sessions/${sessionId}`)).json.runningTurn, { timeout: 20_000 }).toBeNull();
@@ -123,7 +127,13 @@ async function finished(sessionId: string): Promise<Session> {
 const containerCommands = (vmid: number) => host.log.filter((l) => l.vmid === vmid).map((l) => l.command);
 
 async function turnsOf(sessionId: string) {
-  return t.db.kysely.selectFrom("turns").select(["kind", "status", "input"]).where("session_id", "=", sessionId).orderBy("created_at").orderBy("id").execute();
+  return t.db.kysely
+    .selectFrom("turns")
+    .select(["kind", "status", "input"])
+    .where("session_id", "=", sessionId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
 }
 
 async function executionsOf(sessionId: string) {
@@ -218,7 +228,11 @@ describe("approve once, finish alone", () => {
     for (const r of asyncEnds) expect(r.executionFinished!.getTime()).toBeGreaterThan(r.turnFinished!.getTime());
 
     // One approval in the whole session: the plan, by button.
-    const approvals = await t.db.kysely.selectFrom("approvals").select(["id", "kind", "status", "decided_via"]).where("session_id", "=", sessionId).execute();
+    const approvals = await t.db.kysely
+      .selectFrom("approvals")
+      .select(["id", "kind", "status", "decided_via"])
+      .where("session_id", "=", sessionId)
+      .execute();
     expect(approvals).toEqual([{ id: approvalId, kind: "plan", status: "approved", decided_via: "button" }]);
 
     // audit.timeline tells the story.
@@ -237,7 +251,9 @@ describe("approve once, finish alone", () => {
     ]);
   });
 
-  it("failure injection: a compose up pointed at the wrong path is read, fixed and carried on in the same window", { timeout: 120_000 }, async () => {
+  it("failure injection: a compose up pointed at the wrong path is read, fixed and carried on in the same window", {
+    timeout: 120_000,
+  }, async () => {
     model.setPolicy(deploymentPolicy({ wrongComposePath: "/srv/typetype/compose.yaml" }));
     const { sessionId } = await askAndApprove();
     const session = await finished(sessionId);
@@ -267,13 +283,19 @@ describe("approve once, finish alone", () => {
     // All inside the one window the single approval opened: no other approval, no operator word.
     const approvals = await t.db.kysely.selectFrom("approvals").select(["kind", "status"]).where("session_id", "=", sessionId).execute();
     expect(approvals).toEqual([{ kind: "plan", status: "approved" }]);
-    const windows = await t.db.kysely.selectFrom("assent_windows").select(["id", "closed_at"]).where("session_id", "=", sessionId).execute();
+    const windows = await t.db.kysely
+      .selectFrom("assent_windows")
+      .select(["id", "closed_at"])
+      .where("session_id", "=", sessionId)
+      .execute();
     expect(windows).toHaveLength(1);
     const turns = await turnsOf(sessionId);
     expect(turns.filter((x) => x.kind === "operator")).toHaveLength(1);
     expect(turns.every((x) => x.status === "completed")).toBe(true);
   });
-  it("Stop: a result that finishes after the operator revoked the window waits for the operator's next message", { timeout: 120_000 }, async () => {
+  it("Stop: a result that finishes after the operator revoked the window waits for the operator's next message", {
+    timeout: 120_000,
+  }, async () => {
     model.setPolicy(deploymentPolicy());
     // Hold the next container's compose up on the host until the operator has pressed Stop
     // (only that container's: the handler stays installed for the tests after this one).
@@ -297,7 +319,9 @@ describe("approve once, finish alone", () => {
       const { sessionId } = await askAndApprove();
       await started;
       // The turn that queued it has ended; nothing runs but the command on the host.
-      await expect.poll(async () => (await api<Session>("GET", `/api/sessions/${sessionId}`)).json.runningTurn, { timeout: 20_000 }).toBeNull();
+      await expect
+        .poll(async () => (await api<Session>("GET", `/api/sessions/${sessionId}`)).json.runningTurn, { timeout: 20_000 })
+        .toBeNull();
       const stopped = await api<{ assent: { open: boolean } }>("DELETE", `/api/sessions/${sessionId}/assent`);
       expect(stopped.status).toBe(200);
       expect(stopped.json.assent.open).toBe(false);
@@ -309,10 +333,17 @@ describe("approve once, finish alone", () => {
       expect((await api("POST", `/api/sessions/${sessionId}/messages`, { text: "What happened?" })).status).toBe(202);
       let session: Session | undefined;
       await expect
-        .poll(async () => {
-          session = (await api<Session>("GET", `/api/sessions/${sessionId}`)).json;
-          return session.runningTurn === null && session.messages.at(-1)?.kind === "assistant" && /^While no assent window was open/.test(textOf(session.messages.at(-1)!));
-        }, { timeout: 20_000, interval: 150 })
+        .poll(
+          async () => {
+            session = (await api<Session>("GET", `/api/sessions/${sessionId}`)).json;
+            return (
+              session.runningTurn === null &&
+              session.messages.at(-1)?.kind === "assistant" &&
+              /^While no assent window was open/.test(textOf(session.messages.at(-1)!))
+            );
+          },
+          { timeout: 20_000, interval: 150 },
+        )
         .toBe(true);
       const execution = (await up())!;
       expect(textOf(session!.messages.at(-1)!)).toContain(`\`${CMD.composeUp}\` on typetype-3: completed (exit 0)`);
@@ -323,7 +354,10 @@ describe("approve once, finish alone", () => {
         ["operator", "completed"],
       ]);
       const lastOperatorTurn = session!.messages.filter((m) => m.kind === "operator").at(-1)!.turnId;
-      const carried = session!.messages.filter((m) => m.kind === "system_note" && m.turnId === lastOperatorTurn).map(textOf).join("\n");
+      const carried = session!.messages
+        .filter((m) => m.kind === "system_note" && m.turnId === lastOperatorTurn)
+        .map(textOf)
+        .join("\n");
       expect(carried).toContain(`execution ${execution.id} completed (exit 0) on typetype-3`);
       const ledger = await t.db.kysely
         .selectFrom("nomos_plan_executions")
@@ -335,7 +369,9 @@ describe("approve once, finish alone", () => {
       release();
     }
   });
-  it("a background step that finishes while the turn that queued it is still running is delivered once, after that turn", { timeout: 120_000 }, async () => {
+  it("a background step that finishes while the turn that queued it is still running is delivered once, after that turn", {
+    timeout: 120_000,
+  }, async () => {
     // Force the race: the model's closing words of the turn that queued a
     // compose up are held until that execution has finished on the host.
     const policy = deploymentPolicy();

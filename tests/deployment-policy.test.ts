@@ -43,13 +43,18 @@ const created: Msg[] = [
   ...toolTurn("propose_plan", { goal: "g", steps: [] }, "plan p proposed; it awaits the operator's approval (approval a)."),
   said("Approve it."),
   note('The operator (alice) approved plan "g" (approval a). The assent window is open: carry the plan out.'),
-  ...toolTurn("pct_create", { node: "pve1", hostname: "typetype" }, 'container typetype created and started on pve1 as vmid 100; it is target "typetype" and inside this assent window.'),
+  ...toolTurn(
+    "pct_create",
+    { node: "pve1", hostname: "typetype" },
+    'container typetype created and started on pve1 as vmid 100; it is target "typetype" and inside this assent window.',
+  ),
 ];
 
 async function ask(messages: Msg[]): Promise<DoubleReply> {
   return deploymentPolicy()(request(messages));
 }
-const toolCall = (r: DoubleReply) => r.content.find((b) => b.type === "tool_use") as { name: string; input: Record<string, unknown> } | undefined;
+const toolCall = (r: DoubleReply) =>
+  r.content.find((b) => b.type === "tool_use") as { name: string; input: Record<string, unknown> } | undefined;
 
 describe("the deployment policy", () => {
   it("answers the operator's request with a plan, and the approval note with pct_create", async () => {
@@ -58,7 +63,14 @@ describe("the deployment policy", () => {
   });
 
   it("gives the same answer to the same conversation, from a fresh instance or after other questions", async () => {
-    const conversation = [...created, ...toolTurn("run", { target: "typetype", command: CMD.composeVersion }, runResult(CMD.composeVersion, "failed", 1, "docker: 'compose' is not a docker command."))];
+    const conversation = [
+      ...created,
+      ...toolTurn(
+        "run",
+        { target: "typetype", command: CMD.composeVersion },
+        runResult(CMD.composeVersion, "failed", 1, "docker: 'compose' is not a docker command."),
+      ),
+    ];
     const one = deploymentPolicy();
     const first = await one(request(conversation));
     await one(request([{ role: "user", content: DEPLOY_REQUEST }]));
@@ -80,7 +92,10 @@ describe("the deployment policy", () => {
     ];
     const reply = await ask(thrice);
     expect(toolCall(reply)).toBeUndefined();
-    expect(reply.content[0]).toMatchObject({ type: "text", text: expect.stringMatching(/^I am stopping here: the image registry answered 500 on 3 tries/) });
+    expect(reply.content[0]).toMatchObject({
+      type: "text",
+      text: expect.stringMatching(/^I am stopping here: the image registry answered 500 on 3 tries/),
+    });
   });
 
   it("looks for the compose file when compose up names a missing one", async () => {
@@ -91,17 +106,34 @@ describe("the deployment policy", () => {
   it("picks another hostname when pct_create says the name is taken", async () => {
     const taken = [
       ...created.slice(0, 5),
-      ...toolTurn("pct_create", { node: "pve1", hostname: "typetype" }, 'pct_create failed: pct_create: a target named "typetype" already exists; choose another hostname', true),
+      ...toolTurn(
+        "pct_create",
+        { node: "pve1", hostname: "typetype" },
+        'pct_create failed: pct_create: a target named "typetype" already exists; choose another hostname',
+        true,
+      ),
     ];
     expect(toolCall(await ask(taken))).toMatchObject({ name: "pct_create", input: { hostname: "typetype-2" } });
   });
 
   it("says it is blocked, with no tool call, when a result is not what the plan needs", async () => {
-    const refused = [...created, ...toolTurn("run", { target: "typetype", command: CMD.verify }, runResult(CMD.verify, "failed", 7, "curl: (7) Failed to connect"))];
+    const refused = [
+      ...created,
+      ...toolTurn("run", { target: "typetype", command: CMD.verify }, runResult(CMD.verify, "failed", 7, "curl: (7) Failed to connect")),
+    ];
     const reply = await ask(refused);
     expect(toolCall(reply)).toBeUndefined();
-    expect(reply.content[0]).toMatchObject({ text: expect.stringMatching(/^I am stopping here: TypeType does not answer on :8082 \(curl exit 7\)/) });
-    const installFailed = [...created, ...toolTurn("run", { target: "typetype", command: CMD.installDocker }, runResult(CMD.installDocker, "failed", 100, "E: Unable to locate package docker.io"))];
+    expect(reply.content[0]).toMatchObject({
+      text: expect.stringMatching(/^I am stopping here: TypeType does not answer on :8082 \(curl exit 7\)/),
+    });
+    const installFailed = [
+      ...created,
+      ...toolTurn(
+        "run",
+        { target: "typetype", command: CMD.installDocker },
+        runResult(CMD.installDocker, "failed", 100, "E: Unable to locate package docker.io"),
+      ),
+    ];
     expect(toolCall(await ask(installFailed))).toBeUndefined();
   });
 

@@ -78,7 +78,11 @@ describe("nomos_execution_finished", () => {
     await t.db.kysely
       .transaction()
       .execute(async (tx) => {
-        await tx.updateTable("executions").set({ status: "failed", ...finished }).where("id", "=", e.id).execute();
+        await tx
+          .updateTable("executions")
+          .set({ status: "failed", ...finished })
+          .where("id", "=", e.id)
+          .execute();
         throw new Error("roll back");
       })
       .catch(() => {});
@@ -103,17 +107,13 @@ describe("the lifecycle the database enforces", () => {
 
   it("refuses transitions that skip a state", async () => {
     const e = await makeExecution(t.db.kysely);
-    await expect(setStatus(e.id, "running", running())).rejects.toThrow(
-      /pending_approval -> running is not a legal transition/,
-    );
+    await expect(setStatus(e.id, "running", running())).rejects.toThrow(/pending_approval -> running is not a legal transition/);
     await expect(setStatus(e.id, "completed", finished)).rejects.toThrow(/not a legal transition/);
   });
 
   it("refuses a running execution without a runner lease", async () => {
     const e = await makeExecution(t.db.kysely, { status: "approved", approved_at: new Date() });
-    await expect(setStatus(e.id, "running", { started_at: new Date() })).rejects.toThrow(
-      /executions_running_has_lease/,
-    );
+    await expect(setStatus(e.id, "running", { started_at: new Date() })).rejects.toThrow(/executions_running_has_lease/);
   });
 
   it("wakes the runner when an execution becomes approved", async () => {

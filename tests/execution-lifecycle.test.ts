@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { withActor } from "../src/db/with-actor.js";
 import {
   EXECUTION_CANCEL_CHANNEL,
+  ExecutionTransitionError,
   executionApprove,
   executionCancel,
   executionClaim,
@@ -15,7 +16,6 @@ import {
   executionMarkLost,
   executionReject,
   executionRenewLease,
-  ExecutionTransitionError,
 } from "../src/executions/lifecycle.js";
 import { executionTimeout, TimeoutOutOfRangeError } from "../src/executions/timeout.js";
 import { useTestDatabase } from "./helpers/database.js";
@@ -28,21 +28,11 @@ const base = { target: "pve1", command: "uptime", risk: "read_only" as const, mo
 describe("executionCreate", () => {
   it("links a session's execution in nomos_plan_executions in the same transaction", async () => {
     const s = await makeSession(k());
-    const e = await withActor(k(), `agent:${s.id}`, (tx) =>
-      executionCreate(tx, { ...base, sessionId: s.id, status: "pending_approval" }),
-    );
+    const e = await withActor(k(), `agent:${s.id}`, (tx) => executionCreate(tx, { ...base, sessionId: s.id, status: "pending_approval" }));
     expect(e).toMatchObject({ status: "pending_approval", session_id: s.id, approved_at: null, timeout_s: 600 });
-    const link = await k()
-      .selectFrom("nomos_plan_executions")
-      .selectAll()
-      .where("execution_id", "=", e.id)
-      .executeTakeFirstOrThrow();
+    const link = await k().selectFrom("nomos_plan_executions").selectAll().where("execution_id", "=", e.id).executeTakeFirstOrThrow();
     expect(link).toMatchObject({ session_id: s.id, continued_at: null, claimed_by: null });
-    const events = await k()
-      .selectFrom("session_events")
-      .select(["type", "data"])
-      .where("session_id", "=", s.id)
-      .execute();
+    const events = await k().selectFrom("session_events").select(["type", "data"]).where("session_id", "=", s.id).execute();
     expect(events).toEqual([
       {
         type: "execution_updated",
@@ -61,11 +51,7 @@ describe("executionCreate", () => {
       deliveredInline: true,
     });
     expect(e.approved_at).not.toBeNull();
-    const link = await k()
-      .selectFrom("nomos_plan_executions")
-      .selectAll()
-      .where("execution_id", "=", e.id)
-      .executeTakeFirstOrThrow();
+    const link = await k().selectFrom("nomos_plan_executions").selectAll().where("execution_id", "=", e.id).executeTakeFirstOrThrow();
     expect(link.claimed_by).toBe("inline");
     expect(link.continued_at).not.toBeNull();
   });
@@ -79,16 +65,12 @@ describe("executionCreate", () => {
       }),
     ).rejects.toThrow("boom");
     expect(await k().selectFrom("executions").select("id").where("session_id", "=", s.id).execute()).toEqual([]);
-    expect(
-      await k().selectFrom("nomos_plan_executions").select("execution_id").where("session_id", "=", s.id).execute(),
-    ).toEqual([]);
+    expect(await k().selectFrom("nomos_plan_executions").select("execution_id").where("session_id", "=", s.id).execute()).toEqual([]);
   });
 
   it("creates no ledger row without a session", async () => {
     const e = await executionCreate(k(), { ...base, sessionId: null, status: "approved" });
-    expect(
-      await k().selectFrom("nomos_plan_executions").select("execution_id").where("execution_id", "=", e.id).execute(),
-    ).toEqual([]);
+    expect(await k().selectFrom("nomos_plan_executions").select("execution_id").where("execution_id", "=", e.id).execute()).toEqual([]);
   });
 });
 
@@ -122,9 +104,7 @@ describe("approve, reject, cancel", () => {
 
   it("names a missing execution", async () => {
     const id = "00000000-0000-4000-8000-000000000000";
-    await expect(executionApprove(k(), { executionId: id })).rejects.toThrow(
-      `execution ${id} does not exist; cannot approve it`,
-    );
+    await expect(executionApprove(k(), { executionId: id })).rejects.toThrow(`execution ${id} does not exist; cannot approve it`);
   });
 
   it("cancels pending and approved executions at once, and a running one through its runner", async () => {
@@ -153,9 +133,7 @@ describe("approve, reject, cancel", () => {
         outcome: { status: "cancelled", exitCode: 143 },
       });
       expect(done.status).toBe("cancelled");
-      await expect(executionCancel(k(), { executionId: r.id })).rejects.toThrow(
-        /is cancelled, not pending_approval, approved or running/,
-      );
+      await expect(executionCancel(k(), { executionId: r.id })).rejects.toThrow(/is cancelled, not pending_approval, approved or running/);
     } finally {
       await unlisten();
       await listener.close();
@@ -166,8 +144,7 @@ describe("approve, reject, cancel", () => {
 describe("the runner's transitions", () => {
   it("two pools claiming at once never claim the same execution", async () => {
     const ids = new Set<string>();
-    for (let i = 0; i < 12; i++)
-      ids.add((await executionCreate(k(), { ...base, sessionId: null, status: "approved" })).id);
+    for (let i = 0; i < 12; i++) ids.add((await executionCreate(k(), { ...base, sessionId: null, status: "approved" })).id);
     const a = t.connect({ max: 3, applicationName: "nomos-test-a" }).kysely;
     const b = t.connect({ max: 3, applicationName: "nomos-test-b" }).kysely;
     const claimed: string[] = [];
@@ -192,9 +169,9 @@ describe("the runner's transitions", () => {
     );
     const r = await executionClaim(k(), { executionId: e.id, mode: "sync", owner: "inline-1", leaseMs: 60_000 });
     expect(r).toMatchObject({ status: "running", runner_owner: "inline-1" });
-    await expect(
-      executionFinish(k(), { executionId: e.id, owner: "someone-else", outcome: { status: "completed" } }),
-    ).rejects.toThrow(/is running, not running \(held by someone-else\)/);
+    await expect(executionFinish(k(), { executionId: e.id, owner: "someone-else", outcome: { status: "completed" } })).rejects.toThrow(
+      /is running, not running \(held by someone-else\)/,
+    );
     expect(await executionRenewLease(k(), { executionId: e.id, owner: "someone-else", leaseMs: 1000 })).toBeUndefined();
     const done = await executionFinish(k(), {
       executionId: e.id,
@@ -208,19 +185,15 @@ describe("the runner's transitions", () => {
     const e = await executionCreate(k(), { ...base, sessionId: null, status: "approved" });
     await executionClaim(k(), { executionId: e.id, mode: "async", owner: "dead-runner", leaseMs: 60_000 });
     expect((await executionMarkLost(k())).map((x) => x.id)).not.toContain(e.id);
-    await k()
-      .updateTable("executions")
-      .set({ lease_expires_at: sql<Date>`now() - interval '1 second'` })
-      .where("id", "=", e.id)
-      .execute();
+    await k().updateTable("executions").set({ lease_expires_at: sql<Date>`now() - interval '1 second'` }).where("id", "=", e.id).execute();
     const lost = await executionMarkLost(k());
     expect(lost.map((x) => x.id)).toContain(e.id);
     const row = lost.find((x) => x.id === e.id)!;
     expect(row.status).toBe("failed");
     expect(row.error).toMatch(/may or may not have completed/);
-    await expect(
-      executionFinish(k(), { executionId: e.id, owner: "dead-runner", outcome: { status: "completed" } }),
-    ).rejects.toThrow(/is failed/);
+    await expect(executionFinish(k(), { executionId: e.id, owner: "dead-runner", outcome: { status: "completed" } })).rejects.toThrow(
+      /is failed/,
+    );
   });
 });
 
@@ -229,9 +202,7 @@ describe("executionTimeout", () => {
   it("defaults, accepts within the maximum, and refuses beyond it naming both numbers", () => {
     expect(executionTimeout(undefined, limits)).toBe(600);
     expect(executionTimeout(30, limits)).toBe(30);
-    expect(() => executionTimeout(7200, limits)).toThrow(
-      "timeout_s 7200 is over the maximum of 3600 s (NOMOS_EXEC_MAX_TIMEOUT_S)",
-    );
+    expect(() => executionTimeout(7200, limits)).toThrow("timeout_s 7200 is over the maximum of 3600 s (NOMOS_EXEC_MAX_TIMEOUT_S)");
     expect(() => executionTimeout(0, limits)).toThrow(TimeoutOutOfRangeError);
     expect(() => executionTimeout(1.5, limits)).toThrow(/whole number of seconds from 1 to 3600, got 1.5/);
   });

@@ -8,6 +8,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../src/db/connect.js";
+import { withActor } from "../src/db/with-actor.js";
 import { executionCancel, executionCreate, executionGet } from "../src/executions/lifecycle.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";
@@ -15,7 +16,6 @@ import { SshPool } from "../src/ssh/connection-pool.js";
 import { sshHostKeyRefusalRecord } from "../src/ssh/host-key-refusals.js";
 import { makeRedactor } from "../src/ssh/redact.js";
 import { TargetRegistry, targetRegisterContainer } from "../src/targets/registry.js";
-import { withActor } from "../src/db/with-actor.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
 import { SshTestHost } from "./helpers/ssh-test-host.js";
@@ -98,12 +98,7 @@ describe("async executions", () => {
     const done = await terminal(e.id);
     expect(done).toMatchObject({ status: "completed", exit_code: 0, stdout: "started by notify\n", stderr: "" });
     expect(done.runner_owner).toBe(runners[0]!.owner);
-    const statuses = await t.db.kysely
-      .selectFrom("session_events")
-      .select("data")
-      .where("session_id", "=", s.id)
-      .orderBy("id")
-      .execute();
+    const statuses = await t.db.kysely.selectFrom("session_events").select("data").where("session_id", "=", s.id).orderBy("id").execute();
     expect(statuses.map((r) => (r.data as { execution: { status: string } }).execution.status)).toEqual([
       "approved",
       "running",
@@ -196,9 +191,7 @@ describe("runInline", () => {
       status: "failed",
       error: expect.stringMatching(/refused to connect to pve9: its SSH host key is SHA256:/),
     });
-    await expect
-      .poll(() => t.db.kysely.selectFrom("ssh_host_key_refusals").select("target").execute())
-      .toEqual([{ target: "pve9" }]);
+    await expect.poll(() => t.db.kysely.selectFrom("ssh_host_key_refusals").select("target").execute()).toEqual([{ target: "pve9" }]);
   });
 
   it("stops a sync execution when the caller aborts", async () => {
@@ -245,11 +238,9 @@ describe("a runner killed mid-command", () => {
     await exited;
     // Its lease runs out; the next runner to start reports the execution lost.
     await expect
-      .poll(
-        async () =>
-          (await t.db.sql`SELECT lease_expires_at < now() AS expired FROM executions WHERE id = ${e.id}`)[0]!.expired,
-        { timeout: 10_000 },
-      )
+      .poll(async () => (await t.db.sql`SELECT lease_expires_at < now() AS expired FROM executions WHERE id = ${e.id}`)[0]!.expired, {
+        timeout: 10_000,
+      })
       .toBe(true);
     await makeRunner().start();
     const row = (await executionGet(t.db.kysely, { executionId: e.id }))!;

@@ -51,8 +51,7 @@ describe("errors", () => {
   app.get("/api/boom", () => {
     throw new Error("SELECT secret FROM internals");
   });
-  const post = (body: string) =>
-    app.request("/api/echo", { method: "POST", body, headers: { "content-type": "application/json" } });
+  const post = (body: string) => app.request("/api/echo", { method: "POST", body, headers: { "content-type": "application/json" } });
 
   it("answers unknown routes with JSON 404", async () => {
     const res = await app.request("/api/nothing-here");
@@ -90,5 +89,4 @@ describe("errors", () => {
     const res = await post(JSON.stringify({ text: "hi", count: 3 }));
     expect(await res.json()).toEqual({ text: "hi", count: 3 });
   });
-
 });

@@ -18,7 +18,9 @@ const ask = (text: string) => ({
   model: "claude-double",
   max_tokens: 1024,
   messages: [{ role: "user" as const, content: text }],
-  tools: [{ name: "run", description: "run a command", input_schema: { type: "object" as const, properties: { command: { type: "string" } } } }],
+  tools: [
+    { name: "run", description: "run a command", input_schema: { type: "object" as const, properties: { command: { type: "string" } } } },
+  ],
 });
 
 describe("Messages API double", () => {
@@ -75,7 +77,10 @@ describe("Messages API double", () => {
 
   it("surfaces a typed API error once the retries run out", async () => {
     double.failNext({ status: 500, message: "boom" }, { status: 500 }, { status: 500 });
-    const err = await client.messages.stream(ask("fail")).finalMessage().catch((e: unknown) => e);
+    const err = await client.messages
+      .stream(ask("fail"))
+      .finalMessage()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.InternalServerError);
   });
 
@@ -97,7 +102,10 @@ describe("Messages API double", () => {
 
   it("cuts a stream with an error event when asked, which the SDK reports", async () => {
     double.failNext({ status: "stream_error", message: "Overloaded" });
-    const err = await client.messages.stream(ask("cut")).finalMessage().catch((e: unknown) => e);
+    const err = await client.messages
+      .stream(ask("cut"))
+      .finalMessage()
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(String((err as Error).message)).toContain("Overloaded");
   });

@@ -100,9 +100,9 @@ describe("pctCreate", () => {
   });
 
   it("refuses an explicit vmid that exists, with Proxmox's words", async () => {
-    await expect(
-      pctCreate(deps, { node: "pve1", hostname: "dup", ostemplate: template, vmid: 101 }, ctx()),
-    ).rejects.toThrow(/pct create 101 failed on pve1 \(exit 255\): unable to create CT 101 - CT 101 already exists/);
+    await expect(pctCreate(deps, { node: "pve1", hostname: "dup", ostemplate: template, vmid: 101 }, ctx())).rejects.toThrow(
+      /pct create 101 failed on pve1 \(exit 255\): unable to create CT 101 - CT 101 already exists/,
+    );
   });
 
   it.each([
@@ -118,9 +118,7 @@ describe("pctCreate", () => {
     [{ extra: 1 }, /extra/],
   ])("refuses bad input %j naming the field, touching no host", async (bad, message) => {
     const before = host.log.length;
-    const err = await pctCreate(deps, { node: "pve1", hostname: "ok", ostemplate: template, ...bad }, ctx()).catch(
-      (e: unknown) => e,
-    );
+    const err = await pctCreate(deps, { node: "pve1", hostname: "ok", ostemplate: template, ...bad }, ctx()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PctCreateError);
     expect((err as Error).message).toMatch(message);
     expect(host.log.length).toBe(before);

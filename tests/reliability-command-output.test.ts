@@ -65,7 +65,9 @@ const piece = fc.oneof(
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
   ),
 );
-const output = fc.array(piece, { maxLength: 12 }).map((parts) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p))));
+const output = fc
+  .array(piece, { maxLength: 12 })
+  .map((parts) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p))));
 
 let seq = 0;
 async function runPrinting(stdout: Buffer, stderr: Buffer, sessionId: string | null) {
@@ -75,7 +77,14 @@ async function runPrinting(stdout: Buffer, stderr: Buffer, sessionId: string | n
     ctx.err(stderr);
     return 3;
   });
-  const e = await executionCreate(t.db.kysely, { sessionId, target: "pve1", command: name, risk: "read_only", mode: "sync", status: "approved" });
+  const e = await executionCreate(t.db.kysely, {
+    sessionId,
+    target: "pve1",
+    command: name,
+    risk: "read_only",
+    mode: "sync",
+    status: "approved",
+  });
   return runner.runInline(e.id);
 }
 
@@ -135,7 +144,14 @@ describe("a result that cannot be stored", () => {
       ctx.out("poison\n");
       return 0;
     });
-    const e = await executionCreate(t.db.kysely, { sessionId: null, target: "pve1", command: "poison-out", risk: "read_only", mode: "sync", status: "approved" });
+    const e = await executionCreate(t.db.kysely, {
+      sessionId: null,
+      target: "pve1",
+      command: "poison-out",
+      risk: "read_only",
+      mode: "sync",
+      status: "approved",
+    });
     const done = await corrupting.runInline(e.id);
     expect(done.status).toBe("failed");
     expect(done.exit_code).toBe(0);

@@ -52,7 +52,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  release.forEach((r) => r());
+  for (const r of release) r();
   await Promise.all(services.map((s) => s.stop()));
   await double?.close();
   await host?.stop();
@@ -74,7 +74,12 @@ describe("SIGKILL mid-turn, then a restart", () => {
         ? {
             content: [
               { type: "tool_use", id: "toolu_upd", name: "request_execution", input: { target: "pve1", command: "apt-get update" } },
-              { type: "tool_use", id: "toolu_ins", name: "request_execution", input: { target: "pve1", command: "apt-get install -y nginx" } },
+              {
+                type: "tool_use",
+                id: "toolu_ins",
+                name: "request_execution",
+                input: { target: "pve1", command: "apt-get install -y nginx" },
+              },
             ],
           }
         : { content: [{ type: "text", text: "never sent" }], hold: never },
@@ -90,12 +95,25 @@ describe("SIGKILL mid-turn, then a restart", () => {
     // Mid-turn: the model is answering its second call, apt-get update is done, the install runs.
     await expect.poll(() => double.requests.length, { timeout: 20_000 }).toBe(2);
     await expect
-      .poll(async () => (await t.db.kysely.selectFrom("executions").select(["command", "status"]).where("session_id", "=", s.id).orderBy("command").execute()).map((e) => `${e.command}:${e.status}`), { timeout: 20_000 })
+      .poll(
+        async () =>
+          (
+            await t.db.kysely
+              .selectFrom("executions")
+              .select(["command", "status"])
+              .where("session_id", "=", s.id)
+              .orderBy("command")
+              .execute()
+          ).map((e) => `${e.command}:${e.status}`),
+        { timeout: 20_000 },
+      )
       .toEqual(["apt-get install -y nginx:running", "apt-get update:completed"]);
     a.child.kill("SIGKILL");
     await new Promise((r) => a.child.once("exit", r));
     // The operator's turn was running; apt-get update's continuation may already be queued behind it.
-    const atKill = (await t.db.kysely.selectFrom("turns").select("status").where("session_id", "=", s.id).orderBy("created_at").execute()).map((r) => r.status);
+    const atKill = (
+      await t.db.kysely.selectFrom("turns").select("status").where("session_id", "=", s.id).orderBy("created_at").execute()
+    ).map((r) => r.status);
     expect(atKill[0]).toBe("running");
     expect(atKill.slice(1).every((st) => st === "queued")).toBe(true);
 
@@ -108,17 +126,37 @@ describe("SIGKILL mid-turn, then a restart", () => {
     services.push(b);
 
     await expect
-      .poll(async () => {
-        // Claimed is not enough: the turn carrying the result must be queued (delivered_turn_id) and done.
-        const pending = await t.db.kysely.selectFrom("nomos_plan_executions").select("execution_id").where("session_id", "=", s.id).where("delivered_turn_id", "is", null).execute();
-        const busy = await t.db.kysely.selectFrom("turns").select("id").where("session_id", "=", s.id).where("status", "in", ["queued", "running"]).execute();
-        return pending.length + busy.length;
-      }, { timeout: 30_000 })
+      .poll(
+        async () => {
+          // Claimed is not enough: the turn carrying the result must be queued (delivered_turn_id) and done.
+          const pending = await t.db.kysely
+            .selectFrom("nomos_plan_executions")
+            .select("execution_id")
+            .where("session_id", "=", s.id)
+            .where("delivered_turn_id", "is", null)
+            .execute();
+          const busy = await t.db.kysely
+            .selectFrom("turns")
+            .select("id")
+            .where("session_id", "=", s.id)
+            .where("status", "in", ["queued", "running"])
+            .execute();
+          return pending.length + busy.length;
+        },
+        { timeout: 30_000 },
+      )
       .toBe(0);
 
-    const turns = await t.db.kysely.selectFrom("turns").select(["status", "kind", "error"]).where("session_id", "=", s.id).orderBy("created_at").execute();
+    const turns = await t.db.kysely
+      .selectFrom("turns")
+      .select(["status", "kind", "error"])
+      .where("session_id", "=", s.id)
+      .orderBy("created_at")
+      .execute();
     expect(turns[0]).toMatchObject({ status: "interrupted", kind: "operator" });
-    expect(turns.slice(1).map((tr) => `${tr.kind}:${tr.status}${tr.error ? ` (${tr.error})` : ""}`)).toEqual(turns.slice(1).map(() => "continuation:completed"));
+    expect(turns.slice(1).map((tr) => `${tr.kind}:${tr.status}${tr.error ? ` (${tr.error})` : ""}`)).toEqual(
+      turns.slice(1).map(() => "continuation:completed"),
+    );
     const executions = await t.db.kysely.selectFrom("executions").selectAll().where("session_id", "=", s.id).orderBy("command").execute();
     expect(executions.map((e) => [e.command, e.status])).toEqual([
       ["apt-get install -y nginx", "failed"],
@@ -131,12 +169,23 @@ describe("SIGKILL mid-turn, then a restart", () => {
     // Each result was delivered exactly once (one system note names it), and
     // the model, asked again by the new process, saw it.
     const notes = JSON.stringify(
-      (await t.db.kysely.selectFrom("messages").select("content").where("session_id", "=", s.id).where("kind", "=", "system_note").execute()).map((m) => m.content),
+      (
+        await t.db.kysely
+          .selectFrom("messages")
+          .select("content")
+          .where("session_id", "=", s.id)
+          .where("kind", "=", "system_note")
+          .execute()
+      ).map((m) => m.content),
     );
     for (const e of executions) expect(notes.split(`execution ${e.id} `).length - 1, e.command).toBe(1);
     const after = double.requests.slice(before);
     expect(after.length).toBeGreaterThan(0);
     const seen = after.flatMap(notesIn);
-    for (const e of executions) expect(seen.some((n) => n.includes(e.id)), e.command).toBe(true);
+    for (const e of executions)
+      expect(
+        seen.some((n) => n.includes(e.id)),
+        e.command,
+      ).toBe(true);
   }, 90_000);
 });

@@ -46,7 +46,18 @@ function apiRoutes(): { method: string; path: string }[] {
   return out;
 }
 
-const TABLES = ["sessions", "messages", "turns", "approvals", "executions", "plans", "assent_windows", "operators", "operator_logins", "session_events"];
+const TABLES = [
+  "sessions",
+  "messages",
+  "turns",
+  "approvals",
+  "executions",
+  "plans",
+  "assent_windows",
+  "operators",
+  "operator_logins",
+  "session_events",
+];
 async function counts(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const table of [...TABLES, "audit.events"]) {
@@ -60,16 +71,55 @@ async function counts(): Promise<Record<string, number>> {
 const nasty = fc.oneof(
   fc.string({ unit: "grapheme", maxLength: 30 }),
   fc.string({ unit: "binary", maxLength: 30 }),
-  fc.constantFrom("\0", "a\0b", "\ud800", "x\udfffy", "\u202eevil\u202c", "👩‍👩‍👧‍👦", "", " ", "\n\t", "<script>alert(1)</script>", "'; DROP TABLE sessions; --", "approve", "x".repeat(25_000)),
+  fc.constantFrom(
+    "\0",
+    "a\0b",
+    "\ud800",
+    "x\udfffy",
+    "\u202eevil\u202c",
+    "👩‍👩‍👧‍👦",
+    "",
+    " ",
+    "\n\t",
+    "<script>alert(1)</script>",
+    "'; DROP TABLE sessions; --",
+    "approve",
+    "x".repeat(25_000),
+  ),
 );
 const FIELDS = ["title", "text", "decision", "confirmation", "username", "password", "days", "__proto__", "constructor"];
-const value: fc.Arbitrary<unknown> = fc.oneof(nasty, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(nasty, { maxLength: 3 }), fc.dictionary(nasty, nasty, { maxKeys: 3 }));
+const value: fc.Arbitrary<unknown> = fc.oneof(
+  nasty,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(nasty, { maxLength: 3 }),
+  fc.dictionary(nasty, nasty, { maxKeys: 3 }),
+);
 const objectBody = fc.dictionary(fc.oneof(fc.constantFrom(...FIELDS), nasty), value, { maxKeys: 4 }).map((o) => JSON.stringify(o));
 const malformed = fc.oneof(
   fc.string({ maxLength: 40 }),
-  fc.constantFrom("{", "{\"text\":", "[1,2", "{\"text\": \"\\ud800\"}", "{\"text\": \"a\\u0000b\"}", "{\"title\": \"\\u0000\"}", "null", "42", "\"str\"", "[]", "{\"text\": \"ok\",}", "\u0000"),
+  fc.constantFrom(
+    "{",
+    '{"text":',
+    "[1,2",
+    '{"text": "\\ud800"}',
+    '{"text": "a\\u0000b"}',
+    '{"title": "\\u0000"}',
+    "null",
+    "42",
+    '"str"',
+    "[]",
+    '{"text": "ok",}',
+    "\u0000",
+  ),
 );
-const bodyArb = fc.oneof(objectBody, malformed, fc.jsonValue().map((v) => JSON.stringify(v)));
+const bodyArb = fc.oneof(
+  objectBody,
+  malformed,
+  fc.jsonValue().map((v) => JSON.stringify(v)),
+);
 
 /** encodeURIComponent, except a lone surrogate goes out as the invalid UTF-8 bytes a broken client would send. */
 const enc = (s: string) => {
@@ -106,7 +156,8 @@ describe("every /api route under bad input", () => {
         const res = await req(route.path, { method: route.method, body, headers: { "content-type": "application/json" } });
         const label = `${route.method} ${route.path} ${JSON.stringify(body).slice(0, 200)} -> ${res.status}`;
         const status = res.status;
-        const payload = status >= 400 ? ((await res.clone().json()) as { error: { code: string; message: string; field?: string } }) : undefined;
+        const payload =
+          status >= 400 ? ((await res.clone().json()) as { error: { code: string; message: string; field?: string } }) : undefined;
         await expectClean(res, label);
         if (status === 400 && payload) {
           // A 400 says where: a field of the body, or that the body is not JSON.
@@ -123,24 +174,34 @@ describe("every /api route under bad input", () => {
   it("answers query strings and path ids of any shape on every GET with a 4xx or the data", async () => {
     const readers = apiRoutes().filter((r) => r.method === "GET" && !r.path.endsWith("/events"));
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...readers), fc.dictionary(fc.constantFrom("session", "status", "after", "x"), nasty, { maxKeys: 3 }), nasty, async (route, query, id) => {
-        const q = Object.entries(query as Record<string, string>).map(([k, v]) => `${k}=${enc(v)}`).join("&");
-        const res = await req(`${route.path}?${q}`);
-        await expectClean(res, `GET ${route.path}?${q}`);
-        const bad = await req(route.path.replace(/[0-9a-f-]{36}/, enc(id) || "x"));
-        await expectClean(bad, `GET ${route.path} with id ${JSON.stringify(id)}`);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...readers),
+        fc.dictionary(fc.constantFrom("session", "status", "after", "x"), nasty, { maxKeys: 3 }),
+        nasty,
+        async (route, query, id) => {
+          const q = Object.entries(query as Record<string, string>)
+            .map(([k, v]) => `${k}=${enc(v)}`)
+            .join("&");
+          const res = await req(`${route.path}?${q}`);
+          await expectClean(res, `GET ${route.path}?${q}`);
+          const bad = await req(route.path.replace(/[0-9a-f-]{36}/, enc(id) || "x"));
+          await expectClean(bad, `GET ${route.path} with id ${JSON.stringify(id)}`);
+        },
+      ),
       { numRuns: 150 },
     );
   });
 
   it("answers the event stream's bad Last-Event-ID and ?after= with a 400 naming them", async () => {
     await fc.assert(
-      fc.asyncProperty(nasty.filter((s) => !/^\d{1,19}$/.test(s)), async (after) => {
-        const res = await req(`/api/sessions/${ids.session}/events?after=${enc(after)}`);
-        expect(res.status).toBe(400);
-        expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^query\.after/);
-      }),
+      fc.asyncProperty(
+        nasty.filter((s) => !/^\d{1,19}$/.test(s)),
+        async (after) => {
+          const res = await req(`/api/sessions/${ids.session}/events?after=${enc(after)}`);
+          expect(res.status).toBe(400);
+          expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^query\.after/);
+        },
+      ),
       { numRuns: 50 },
     );
     const res = await req(`/api/sessions/${ids.session}/events`, { headers: { "last-event-id": "1 OR 1=1" } });
@@ -184,7 +245,11 @@ describe("every /api route under bad input", () => {
   it("logout answers any body without a 5xx", async () => {
     await fc.assert(
       fc.asyncProperty(bodyArb, async (body) => {
-        const res = await h.app.request("/api/logout", { method: "POST", headers: { origin: "http://localhost", "content-type": "application/json" }, body });
+        const res = await h.app.request("/api/logout", {
+          method: "POST",
+          headers: { origin: "http://localhost", "content-type": "application/json" },
+          body,
+        });
         await expectClean(res, `logout ${body.slice(0, 100)}`);
       }),
       { numRuns: 50 },

@@ -15,7 +15,9 @@ import { makeSession } from "./helpers/factories.js";
 const t = useTestDatabase();
 const h = useAgentHarness(t, { maxRetries: 2 });
 const release: (() => void)[] = [];
-afterAll(() => release.forEach((r) => r()));
+afterAll(() => {
+  for (const r of release) r();
+});
 
 async function chat(sessionId: string, text: string) {
   const { turnId } = await h.turns.chat(sessionId, text, "operator:alice");
@@ -23,13 +25,21 @@ async function chat(sessionId: string, text: string) {
   return t.db.kysely.selectFrom("turns").selectAll().where("id", "=", turnId).executeTakeFirstOrThrow();
 }
 const errors = async (sessionId: string) =>
-  (await sessionEventsAfter(t.db.kysely, { sessionId, afterId: "0", limit: 1000 })).filter((e) => e.type === "error").map((e) => String(e.data.message));
+  (await sessionEventsAfter(t.db.kysely, { sessionId, afterId: "0", limit: 1000 }))
+    .filter((e) => e.type === "error")
+    .map((e) => String(e.data.message));
 const assistantRows = async (sessionId: string) =>
-  (await t.db.kysely.selectFrom("messages").select("kind").where("session_id", "=", sessionId).where("kind", "=", "assistant").execute()).length;
+  (await t.db.kysely.selectFrom("messages").select("kind").where("session_id", "=", sessionId).where("kind", "=", "assistant").execute())
+    .length;
 
 function withClient(options: { timeoutMs: number; idleMs: number; maxRetries: number }, fn: () => Promise<void>) {
   const saved = { client: h.agentDeps.client, idle: h.agentDeps.streamIdleMs };
-  h.agentDeps.client = new Anthropic({ apiKey: "test-key", baseURL: h.double.url, maxRetries: options.maxRetries, timeout: options.timeoutMs });
+  h.agentDeps.client = new Anthropic({
+    apiKey: "test-key",
+    baseURL: h.double.url,
+    maxRetries: options.maxRetries,
+    timeout: options.timeoutMs,
+  });
   h.agentDeps.streamIdleMs = options.idleMs;
   return fn().finally(() => {
     h.agentDeps.client = saved.client;
@@ -93,7 +103,15 @@ describe("the model API misbehaving", () => {
       expect(next.status).toBe("completed");
       // The failed turn left nothing to replay but the operator's words.
       const replay = h.double.requests.at(-1)!.messages;
-      expect(replay).toEqual([{ role: "user", content: [{ type: "text", text: "talk" }, { type: "text", text: "again" }] }]);
+      expect(replay).toEqual([
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "talk" },
+            { type: "text", text: "again" },
+          ],
+        },
+      ]);
     });
   });
 });

@@ -22,7 +22,20 @@ const nasty = fc.oneof(
   fc.string({ unit: "binary", maxLength: 20 }),
   fc.constantFrom("\0", "a\0b", "\ud800", "x\udfffy", "\u202eevil\u202c", "👩‍👩‍👧‍👦", "", "pve1", "uptime", "x".repeat(5000)),
 );
-const FIELDS = ["target", "command", "timeout_s", "description", "execution_id", "node", "hostname", "ostemplate", "vmid", "goal", "steps", "ip"];
+const FIELDS = [
+  "target",
+  "command",
+  "timeout_s",
+  "description",
+  "execution_id",
+  "node",
+  "hostname",
+  "ostemplate",
+  "vmid",
+  "goal",
+  "steps",
+  "ip",
+];
 const value: fc.Arbitrary<unknown> = fc.oneof(
   nasty,
   fc.integer(),
@@ -52,7 +65,12 @@ describe("tool inputs from the model", () => {
         const s = await makeSession(t.db.kysely);
         h.double.setPolicy(
           scriptedPolicy([
-            { content: [{ type: "text", text: `calling ${text}` }, { type: "tool_use", id: "toolu_fuzz", name, input }] },
+            {
+              content: [
+                { type: "text", text: `calling ${text}` },
+                { type: "tool_use", id: "toolu_fuzz", name, input },
+              ],
+            },
             { content: [{ type: "text", text: "done" }] },
             { content: [{ type: "text", text: "next turn fine" }] },
           ]),
@@ -63,7 +81,9 @@ describe("tool inputs from the model", () => {
         const turn = await t.db.kysely.selectFrom("turns").selectAll().where("id", "=", turnId).executeTakeFirstOrThrow();
         expect(turn.status, turn.error ?? "").toBe("completed");
         const second = h.double.requests[before + 1]!;
-        const result = (second.messages.at(-1)!.content as Array<{ type: string; tool_use_id: string; content: string; is_error?: boolean }>)[0]!;
+        const result = (
+          second.messages.at(-1)!.content as Array<{ type: string; tool_use_id: string; content: string; is_error?: boolean }>
+        )[0]!;
         expect(result).toMatchObject({ type: "tool_result", tool_use_id: "toolu_fuzz" });
         if (result.is_error) expect(result.content.length).toBeGreaterThan(10);
         if (!(TOOL_NAMES as string[]).includes(name)) expect(result.content).toContain("unknown tool");

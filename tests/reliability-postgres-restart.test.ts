@@ -55,14 +55,26 @@ afterAll(async () => {
 
 async function queueJobs(sessionId: string, from: number, count: number) {
   for (let i = from; i < from + count; i++) {
-    await executionCreate(db!.kysely, { sessionId, target: "pve1", command: `job-${i}`, risk: "config_mutation", mode: "async", status: "approved" });
+    await executionCreate(db!.kysely, {
+      sessionId,
+      target: "pve1",
+      command: `job-${i}`,
+      risk: "config_mutation",
+      mode: "async",
+      status: "approved",
+    });
   }
 }
 
 /** For each execution of the session: how many system notes name it. */
 async function deliveries(sessionId: string): Promise<Map<string, number>> {
   const executions = await db!.kysely.selectFrom("executions").select("id").where("session_id", "=", sessionId).execute();
-  const notes = await db!.kysely.selectFrom("messages").select("content").where("session_id", "=", sessionId).where("kind", "=", "system_note").execute();
+  const notes = await db!.kysely
+    .selectFrom("messages")
+    .select("content")
+    .where("session_id", "=", sessionId)
+    .where("kind", "=", "system_note")
+    .execute();
   const text = JSON.stringify(notes.map((n) => n.content));
   return new Map(executions.map((e) => [e.id, text.split(`execution ${e.id} `).length - 1]));
 }
@@ -85,7 +97,12 @@ describe("PostgreSQL restarted mid-scenario", () => {
     const session = await db.kysely.insertInto("sessions").values({ title: "restart" }).returning("id").executeTakeFirstOrThrow();
     await db.kysely
       .insertInto("assent_windows")
-      .values({ session_id: session.id, opened_by: "operator:alice", scope_targets: ["pve1"], expires_at: new Date(Date.now() + 30 * 60_000) })
+      .values({
+        session_id: session.id,
+        opened_by: "operator:alice",
+        scope_targets: ["pve1"],
+        expires_at: new Date(Date.now() + 30 * 60_000),
+      })
       .execute();
 
     // Before: jobs finish and are continued.
@@ -104,10 +121,19 @@ describe("PostgreSQL restarted mid-scenario", () => {
 
     // After: the service answers again, and new jobs are continued too.
     await expect
-      .poll(async () => {
-        if (service!.child.exitCode !== null) throw new Error(`the service died with the database (exit ${service!.child.exitCode}): ${service!.stderr.slice(-20).join("\n")}\n${service!.lines.slice(-8).map((l) => JSON.stringify(l)).join("\n")}`);
-        return (await fetch(`${service!.url}/healthz`).catch(() => ({ status: 0 }))).status;
-      }, { timeout: 30_000 })
+      .poll(
+        async () => {
+          if (service!.child.exitCode !== null)
+            throw new Error(
+              `the service died with the database (exit ${service!.child.exitCode}): ${service!.stderr.slice(-20).join("\n")}\n${service!.lines
+                .slice(-8)
+                .map((l) => JSON.stringify(l))
+                .join("\n")}`,
+            );
+          return (await fetch(`${service!.url}/healthz`).catch(() => ({ status: 0 }))).status;
+        },
+        { timeout: 30_000 },
+      )
       .toBe(200);
     await queueJobs(session.id, 8, 3);
 
@@ -116,18 +142,39 @@ describe("PostgreSQL restarted mid-scenario", () => {
     // bound covers a claim or turn lease (30 s) lapsing once, should the
     // restart cut a process off in the middle of one.
     await expect
-      .poll(async () => {
-        const open = await db!.kysely.selectFrom("nomos_plan_executions").select("execution_id").where("session_id", "=", session.id).where("delivered_turn_id", "is", null).execute();
-        return open.length;
-      }, { timeout: 60_000 })
+      .poll(
+        async () => {
+          const open = await db!.kysely
+            .selectFrom("nomos_plan_executions")
+            .select("execution_id")
+            .where("session_id", "=", session.id)
+            .where("delivered_turn_id", "is", null)
+            .execute();
+          return open.length;
+        },
+        { timeout: 60_000 },
+      )
       .toBe(0);
     await expect
-      .poll(async () => {
-        const unfinished = await db!.kysely.selectFrom("turns").select("status").where("session_id", "=", session.id).where("status", "in", ["queued", "running"]).execute();
-        return unfinished.length;
-      }, { timeout: 60_000 })
+      .poll(
+        async () => {
+          const unfinished = await db!.kysely
+            .selectFrom("turns")
+            .select("status")
+            .where("session_id", "=", session.id)
+            .where("status", "in", ["queued", "running"])
+            .execute();
+          return unfinished.length;
+        },
+        { timeout: 60_000 },
+      )
       .toBe(0);
-    const turnStates = await db.kysely.selectFrom("turns").select(["status", "error"]).where("session_id", "=", session.id).orderBy("created_at").execute();
+    const turnStates = await db.kysely
+      .selectFrom("turns")
+      .select(["status", "error"])
+      .where("session_id", "=", session.id)
+      .orderBy("created_at")
+      .execute();
     console.log(`restart turns: ${JSON.stringify(turnStates.map((r) => (r.error ? `${r.status} (${r.error})` : r.status)))}`);
     const counts = await deliveries(session.id);
     expect(counts.size).toBe(10);
@@ -137,11 +184,17 @@ describe("PostgreSQL restarted mid-scenario", () => {
     // once it is back (the runner retries for up to a lease) or, if that
     // fails, reported lost in so many words, never re-run and never silent.
     for (let i = 1; i <= 10; i++) expect(host.log.filter((l) => l.command === `job-${i}`).length, `job-${i}`).toBe(1);
-    const statuses = await db.kysely.selectFrom("executions").select(["command", "status", "error"]).where("session_id", "=", session.id).orderBy("created_at").execute();
+    const statuses = await db.kysely
+      .selectFrom("executions")
+      .select(["command", "status", "error"])
+      .where("session_id", "=", session.id)
+      .orderBy("created_at")
+      .execute();
     const shown = statuses.map((e) => `${e.command}:${e.status}${e.error ? ` (${e.error})` : ""}`);
     console.log(`restart outcomes: ${JSON.stringify(shown)}`);
     for (const [i, line] of shown.entries()) {
-      if (i >= 3 && i <= 6) expect(line).toMatch(new RegExp(`^job-${i + 1}:(completed|failed \\(${LOST_LEASE_MESSAGE.slice(0, 40).replace(/[()]/g, "\\$&")})`));
+      if (i >= 3 && i <= 6)
+        expect(line).toMatch(new RegExp(`^job-${i + 1}:(completed|failed \\(${LOST_LEASE_MESSAGE.slice(0, 40).replace(/[()]/g, "\\$&")})`));
       else expect(line).toBe(`job-${i + 1}:completed`);
     }
     expect(shown.filter((l) => l.endsWith(":completed")).length).toBeGreaterThanOrEqual(7);

@@ -89,7 +89,17 @@ const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
   });
 
-const PLANTED = () => [MODEL_KEY, API_TOKEN, ADMIN_PASSWORD, REDACT_VALUE, "another-planted-value", OUTPUT_API_KEY, GITHUB_TOKEN, KEY_BODY, sshKeyLine];
+const PLANTED = () => [
+  MODEL_KEY,
+  API_TOKEN,
+  ADMIN_PASSWORD,
+  REDACT_VALUE,
+  "another-planted-value",
+  OUTPUT_API_KEY,
+  GITHUB_TOKEN,
+  KEY_BODY,
+  sshKeyLine,
+];
 
 /** Every text, varchar, json and jsonb column of every table, as "schema.table.column". */
 async function textColumns() {
@@ -107,9 +117,14 @@ describe("planted secrets", () => {
     const created = await api("/api/sessions", { method: "POST", body: { title: "secrets" } });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    expect((await api(`/api/sessions/${id}/messages`, { method: "POST", body: { text: "what is in /etc/nomos-test/secrets?" } })).status).toBe(202);
+    expect(
+      (await api(`/api/sessions/${id}/messages`, { method: "POST", body: { text: "what is in /etc/nomos-test/secrets?" } })).status,
+    ).toBe(202);
     await expect
-      .poll(async () => (await t.db.kysely.selectFrom("turns").select("status").where("session_id", "=", id).execute()).map((r) => r.status), { timeout: 20_000 })
+      .poll(
+        async () => (await t.db.kysely.selectFrom("turns").select("status").where("session_id", "=", id).execute()).map((r) => r.status),
+        { timeout: 20_000 },
+      )
       .toEqual(["completed"]);
 
     // The command ran and its output was stored, redacted.
@@ -122,7 +137,9 @@ describe("planted secrets", () => {
     expect(executions[0]!.stdout).toContain("go ahead, approved");
     // Output posing as the operator opened nothing and approved nothing.
     expect(await t.db.kysely.selectFrom("assent_windows").select("id").where("session_id", "=", id).execute()).toEqual([]);
-    expect((await t.db.kysely.selectFrom("approvals").select("status").where("session_id", "=", id).execute()).map((a) => a.status)).toEqual(["pending"]);
+    expect(
+      (await t.db.kysely.selectFrom("approvals").select("status").where("session_id", "=", id).execute()).map((a) => a.status),
+    ).toEqual(["pending"]);
     expect(host.log.some((l) => /apt-get/.test(l.command))).toBe(false);
 
     // Logs: stdout (JSON lines) and stderr, at trace level.
@@ -132,14 +149,18 @@ describe("planted secrets", () => {
     const columns = await textColumns();
     expect(columns.map((c) => `${c.s}.${c.t}`)).toContain("audit.events");
     // The model's input: every request body it received.
-    const modelInput = JSON.stringify(double.requests.map((r) => ({ system: r.system, messages: r.messages, tools: r.tools, body: r.body })));
+    const modelInput = JSON.stringify(
+      double.requests.map((r) => ({ system: r.system, messages: r.messages, tools: r.tools, body: r.body })),
+    );
     expect(modelInput).toContain("[REDACTED");
 
     for (const secret of PLANTED()) {
       expect(logs.includes(secret), `logs hold ${secret}`).toBe(false);
       expect(modelInput.includes(secret), `model input holds ${secret}`).toBe(false);
       for (const c of columns) {
-        const r = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(`${c.s}.${c.t}`)} WHERE strpos(${sql.ref(c.c)}::text, ${secret}) > 0`.execute(t.db.kysely);
+        const r = await sql<{
+          n: string;
+        }>`SELECT count(*) AS n FROM ${sql.table(`${c.s}.${c.t}`)} WHERE strpos(${sql.ref(c.c)}::text, ${secret}) > 0`.execute(t.db.kysely);
         expect(Number(r.rows[0]!.n), `${c.s}.${c.t}.${c.c} holds ${secret}`).toBe(0);
       }
     }

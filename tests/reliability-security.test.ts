@@ -62,8 +62,17 @@ describe("every /api route, enumerated from the app", () => {
     expect(routes.length).toBeGreaterThanOrEqual(14);
     const open: string[] = [];
     for (const r of routes) {
-      for (const headers of <Record<string, string>[]>[{}, { cookie: "nomos_session=forged" }, { authorization: "Bearer not-a-real-token-000000" }, { authorization: "Basic YWxpY2U6eA==" }]) {
-        const res = await h.app.request(r.path, { method: r.method, headers: { origin: "http://localhost", "content-type": "application/json", ...headers }, body: r.method === "GET" ? undefined : "{}" });
+      for (const headers of <Record<string, string>[]>[
+        {},
+        { cookie: "nomos_session=forged" },
+        { authorization: "Bearer not-a-real-token-000000" },
+        { authorization: "Basic YWxpY2U6eA==" },
+      ]) {
+        const res = await h.app.request(r.path, {
+          method: r.method,
+          headers: { origin: "http://localhost", "content-type": "application/json", ...headers },
+          body: r.method === "GET" ? undefined : "{}",
+        });
         if (res.status !== 401) {
           open.push(r.key);
           await res.body?.cancel();
@@ -79,8 +88,18 @@ describe("every /api route, enumerated from the app", () => {
   it("refuses every state-changing route from another site with 403, even logged in, writing nothing", async () => {
     const before = await writes();
     for (const r of apiRoutes().filter((r) => r.method !== "GET")) {
-      for (const headers of <Record<string, string>[]>[{ origin: "https://evil.example" }, { origin: "null" }, { "sec-fetch-site": "cross-site" }, { "sec-fetch-site": "same-site" }, {}]) {
-        const res = await h.app.request(r.path, { method: r.method, headers: { cookie, "content-type": "application/json", ...headers }, body: "{}" });
+      for (const headers of <Record<string, string>[]>[
+        { origin: "https://evil.example" },
+        { origin: "null" },
+        { "sec-fetch-site": "cross-site" },
+        { "sec-fetch-site": "same-site" },
+        {},
+      ]) {
+        const res = await h.app.request(r.path, {
+          method: r.method,
+          headers: { cookie, "content-type": "application/json", ...headers },
+          body: "{}",
+        });
         expect(res.status, `${r.key} ${JSON.stringify(headers)}`).toBe(403);
         await res.body?.cancel();
       }
@@ -104,9 +123,31 @@ describe("shell injection", () => {
     await host.stop();
   });
 
-  const metachar = fc.constantFrom(";", "&&", "|", "`id`", "$(id)", "${IFS}", "'", '"', "\n", " ", "#", ">", "<", "*", "\\", "-", "--", "\0", "\u202e");
+  const metachar = fc.constantFrom(
+    ";",
+    "&&",
+    "|",
+    "`id`",
+    "$(id)",
+    "${IFS}",
+    "'",
+    '"',
+    "\n",
+    " ",
+    "#",
+    ">",
+    "<",
+    "*",
+    "\\",
+    "-",
+    "--",
+    "\0",
+    "\u202e",
+  );
   const hostile = fc.oneof(
-    fc.tuple(fc.constantFrom("web", "local", "vmbr0", "dhcp", "local-lvm", "x"), metachar, fc.constantFrom("rm -rf /", "id", "x", "")).map(([a, m, b]) => `${a}${m}${b}`),
+    fc
+      .tuple(fc.constantFrom("web", "local", "vmbr0", "dhcp", "local-lvm", "x"), metachar, fc.constantFrom("rm -rf /", "id", "x", ""))
+      .map(([a, m, b]) => `${a}${m}${b}`),
     fc.string({ unit: "binary", maxLength: 20 }),
   );
   const FIELDS = ["node", "hostname", "ostemplate", "storage", "bridge", "ip"] as const;
@@ -116,7 +157,12 @@ describe("shell injection", () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...FIELDS), hostile, async (field, value) => {
-        const input = { node: "pve1", hostname: `ct${++n}`, ostemplate: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst", [field]: value };
+        const input = {
+          node: "pve1",
+          hostname: `ct${++n}`,
+          ostemplate: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst",
+          [field]: value,
+        };
         const before = host.log.length;
         const r = await pctCreate({ db: t.db.kysely, registry, pool, redact: makeRedactor(), log, startWaitMs: 1000 }, input, {
           sessionId: session.id,
@@ -133,7 +179,10 @@ describe("shell injection", () => {
           expect(parsed.commands, c.command).toHaveLength(1);
           expect(parsed.substitutions, c.command).toEqual([]);
           expect(parsed.commands[0]!.redirects, c.command).toEqual([]);
-          expect(parsed.commands[0]!.words.some((w) => w.dynamic), c.command).toBe(false);
+          expect(
+            parsed.commands[0]!.words.some((w) => w.dynamic),
+            c.command,
+          ).toBe(false);
           expect(parsed.commands[0]!.words[0]!.text, c.command).toMatch(/^(pvesh|pct)$/);
         }
       }),

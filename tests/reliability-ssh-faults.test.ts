@@ -31,13 +31,16 @@ beforeAll(async () => {
   silent = createServer((s) => sockets.push(s));
   await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
   const port = (silent.address() as { port: number }).port;
-  registry = new TargetRegistry({ db: t.db.kysely, fileTargets: [host.targetsFileEntry(), { ...host.targetsFileEntry(), name: "hung", port, kind: "ssh" }] });
+  registry = new TargetRegistry({
+    db: t.db.kysely,
+    fileTargets: [host.targetsFileEntry(), { ...host.targetsFileEntry(), name: "hung", port, kind: "ssh" }],
+  });
   await registry.sync();
 });
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop()));
   await Promise.all(pools.map((p) => p.stop()));
-  sockets.forEach((s) => s.destroy());
+  for (const s of sockets) s.destroy();
   await new Promise((r) => silent.close(r));
   await host.stop();
 });
@@ -45,12 +48,29 @@ afterAll(async () => {
 function makeRunner(connectTimeoutMs = 10_000) {
   const pool = new SshPool({ log, connectTimeoutMs });
   pools.push(pool);
-  const runner = new ExecutionRunner({ db: t.db, registry, pool, log, redact: makeRedactor(), sweepEveryMs: 600_000, leaseMs: 1000, renewEveryMs: 200 });
+  const runner = new ExecutionRunner({
+    db: t.db,
+    registry,
+    pool,
+    log,
+    redact: makeRedactor(),
+    sweepEveryMs: 600_000,
+    leaseMs: 1000,
+    renewEveryMs: 200,
+  });
   runners.push(runner);
   return runner;
 }
 const create = (target: string, command: string, timeoutS?: number) =>
-  executionCreate(t.db.kysely, { sessionId: null, target, command, risk: "read_only", mode: "sync", status: "approved", ...(timeoutS ? { timeoutS } : {}) });
+  executionCreate(t.db.kysely, {
+    sessionId: null,
+    target,
+    command,
+    risk: "read_only",
+    mode: "sync",
+    status: "approved",
+    ...(timeoutS ? { timeoutS } : {}),
+  });
 
 describe("SSH faults, as the runner reports them", () => {
   it("a host that never answers fails after the connect timeout, saying it cannot connect", async () => {
@@ -67,7 +87,7 @@ describe("SSH faults, as the runner reports them", () => {
     expect(took).toBeLessThan(8000);
     // The hung host finally closes its sockets: the late ssh2 error must not
     // be an uncaught exception (it was; vitest fails the file on one).
-    sockets.splice(0).forEach((s) => s.destroy());
+    for (const s of sockets.splice(0)) s.destroy();
     await new Promise((r) => setTimeout(r, 200));
   });
 

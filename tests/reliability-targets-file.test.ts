@@ -25,7 +25,15 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const good = { name: "pve1", host: "127.0.0.1", port: 22, username: "root", privateKeyPath: "id_ed25519", hostKeySha256: FP, kind: "proxmox" };
+const good = {
+  name: "pve1",
+  host: "127.0.0.1",
+  port: 22,
+  username: "root",
+  privateKeyPath: "id_ed25519",
+  hostKeySha256: FP,
+  kind: "proxmox",
+};
 const FIELDS = Object.keys(good) as (keyof typeof good)[];
 const wrong = fc.oneof(
   fc.constant(undefined),
@@ -33,7 +41,17 @@ const wrong = fc.oneof(
   fc.integer(),
   fc.boolean(),
   fc.string({ unit: "binary", maxLength: 20 }),
-  fc.constantFrom("", "\0", "\ud800", "../../etc/shadow", "pve1; rm -rf /", `${PLANTED}`, "x".repeat(300), "-oProxyCommand=sh", "SHA256:short"),
+  fc.constantFrom(
+    "",
+    "\0",
+    "\ud800",
+    "../../etc/shadow",
+    "pve1; rm -rf /",
+    `${PLANTED}`,
+    "x".repeat(300),
+    "-oProxyCommand=sh",
+    "SHA256:short",
+  ),
   fc.array(fc.integer(), { maxLength: 2 }),
 );
 

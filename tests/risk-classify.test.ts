@@ -2,8 +2,8 @@
 // each row is a command line and the risk it must get. The highest part of
 // a line wins, unknown commands mutate, and unparseable lines never read.
 import { describe, expect, it } from "vitest";
-import { classifyCommand } from "../src/risk/classify.js";
 import type { Risk } from "../src/db/schema.js";
+import { classifyCommand } from "../src/risk/classify.js";
 
 const R: Risk = "read_only";
 const C: Risk = "config_mutation";

@@ -3,12 +3,7 @@
 // reordering them around other events.
 import { describe, expect, it } from "vitest";
 import { EventWriter } from "../src/events/event-writer.js";
-import {
-  SESSION_EVENTS_CHANNEL,
-  sessionEventsAfter,
-  sessionEventsAppend,
-  sessionEventsLastId,
-} from "../src/events/session-events.js";
+import { SESSION_EVENTS_CHANNEL, sessionEventsAfter, sessionEventsAppend, sessionEventsLastId } from "../src/events/session-events.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
 

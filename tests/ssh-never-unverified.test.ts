@@ -9,9 +9,7 @@ async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
     entries.map((e) =>
-      e.isDirectory()
-        ? sourceFiles(join(dir, e.name))
-        : Promise.resolve(e.name.endsWith(".ts") ? [join(dir, e.name)] : []),
+      e.isDirectory() ? sourceFiles(join(dir, e.name)) : Promise.resolve(e.name.endsWith(".ts") ? [join(dir, e.name)] : []),
     ),
   );
   return nested.flat();

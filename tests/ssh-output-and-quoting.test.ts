@@ -12,21 +12,17 @@ import { buildRemoteCommand, containerCommand } from "../src/ssh/remote-command.
 describe("CappedOutput", () => {
   it("keeps everything under the cap, decoding UTF-8 split at any chunk boundary", () => {
     fc.assert(
-      fc.property(
-        fc.string({ unit: "grapheme", maxLength: 60 }),
-        fc.array(fc.nat(), { maxLength: 10 }),
-        (text, cuts) => {
-          const bytes = Buffer.from(text);
-          const out = new CappedOutput(1024);
-          const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-          let prev = 0;
-          for (const p of [...points, bytes.length]) {
-            out.push(bytes.subarray(prev, p));
-            prev = p;
-          }
-          expect(out.result()).toEqual({ text, droppedBytes: 0 });
-        },
-      ),
+      fc.property(fc.string({ unit: "grapheme", maxLength: 60 }), fc.array(fc.nat(), { maxLength: 10 }), (text, cuts) => {
+        const bytes = Buffer.from(text);
+        const out = new CappedOutput(1024);
+        const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+        let prev = 0;
+        for (const p of [...points, bytes.length]) {
+          out.push(bytes.subarray(prev, p));
+          prev = p;
+        }
+        expect(out.result()).toEqual({ text, droppedBytes: 0 });
+      }),
     );
   });
 

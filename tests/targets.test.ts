@@ -6,12 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withActor } from "../src/db/with-actor.js";
-import {
-  TargetConflictError,
-  TargetRegistry,
-  targetRegisterContainer,
-  targetSummary,
-} from "../src/targets/registry.js";
+import { TargetConflictError, TargetRegistry, targetRegisterContainer, targetSummary } from "../src/targets/registry.js";
 import { loadTargetsFile, TargetsFileError } from "../src/targets/targets-file.js";
 import { useTestDatabase } from "./helpers/database.js";
 
@@ -45,9 +40,7 @@ async function fileWith(content: unknown) {
 
 describe("loadTargetsFile", () => {
   it("loads a good file, resolving the key path against the file's folder", async () => {
-    const targets = await loadTargetsFile(
-      await fileWith([good, { ...good, name: "nas", kind: "ssh", port: undefined }]),
-    );
+    const targets = await loadTargetsFile(await fileWith([good, { ...good, name: "nas", kind: "ssh", port: undefined }]));
     expect(targets).toHaveLength(2);
     expect(targets[0]!.privateKeyPath).toBe(join(dir, "id_ed25519"));
     expect(targets[1]!.port).toBe(22);
@@ -56,19 +49,11 @@ describe("loadTargetsFile", () => {
   it.each([
     ["not an array", { name: "pve1" }, /must be a JSON array/],
     ["a missing field", [good, { ...good, name: "nas", username: undefined }], /entry 1 \("nas"\): username/],
-    [
-      "a bad fingerprint",
-      [{ ...good, hostKeySha256: "md5:aa:bb" }],
-      /entry 0 \("pve1"\): hostKeySha256 must be an OpenSSH fingerprint/,
-    ],
+    ["a bad fingerprint", [{ ...good, hostKeySha256: "md5:aa:bb" }], /entry 0 \("pve1"\): hostKeySha256 must be an OpenSSH fingerprint/],
     ["a bad kind", [{ ...good, kind: "vm" }], /entry 0 \("pve1"\): kind/],
     ["an unknown field", [{ ...good, password: "hunter2" }], /entry 0 \("pve1"\):.*password/],
     ["a duplicate name", [good, good], /entry 1 \("pve1"\): name "pve1" is used twice/],
-    [
-      "a missing key file",
-      [{ ...good, privateKeyPath: "/nonexistent/key" }],
-      /privateKeyPath \/nonexistent\/key does not exist/,
-    ],
+    ["a missing key file", [{ ...good, privateKeyPath: "/nonexistent/key" }], /privateKeyPath \/nonexistent\/key does not exist/],
     ["a port out of range", [{ ...good, port: 70000 }], /entry 0 \("pve1"\): port/],
   ])("refuses %s, naming the entry and field", async (_what, content, message) => {
     const err = await loadTargetsFile(await fileWith(content)).catch((e: unknown) => e);

@@ -49,7 +49,12 @@ afterAll(async () => {
 });
 
 const turnsOf = (sessionId: string) =>
-  t.db.kysely.selectFrom("turns").select(["kind", "status", "error", "input"]).where("session_id", "=", sessionId).orderBy("created_at").execute();
+  t.db.kysely
+    .selectFrom("turns")
+    .select(["kind", "status", "error", "input"])
+    .where("session_id", "=", sessionId)
+    .orderBy("created_at")
+    .execute();
 
 describe("a turn cut off by a database outage", () => {
   it("ends failed, and a continuation resumes it once the database is back, telling the model why", async () => {
@@ -83,6 +88,8 @@ describe("a turn cut off by a database outage", () => {
 
     // The operator's next message runs as usual.
     await turns.chat(s.id, "try again", "operator:alice");
-    await expect.poll(async () => (await turnsOf(s.id)).map((r) => r.status), { timeout: 30_000 }).toEqual(["failed", "failed", "completed"]);
+    await expect
+      .poll(async () => (await turnsOf(s.id)).map((r) => r.status), { timeout: 30_000 })
+      .toEqual(["failed", "failed", "completed"]);
   });
 });

@@ -3,10 +3,10 @@
 // operator words, and one running turn per session across processes, with
 // work that arrives meanwhile queued, coalesced and run next.
 import { describe, expect, it } from "vitest";
-import { SYSTEM_NOTE_PREFIX, historyLoad, historyToParams, type ReplayRow } from "../src/turns/history.js";
+import { scriptedPolicy } from "../src/model-double/messages-double.js";
+import { historyLoad, historyToParams, type ReplayRow, SYSTEM_NOTE_PREFIX } from "../src/turns/history.js";
 import { turnClaimNext } from "../src/turns/turn-store.js";
 import { TurnSessionNotFoundError } from "../src/turns/turns.js";
-import { scriptedPolicy } from "../src/model-double/messages-double.js";
 import { useAgentHarness } from "./helpers/agent-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeNodeTarget } from "./helpers/db-executions-port.js";
@@ -16,7 +16,12 @@ const t = useTestDatabase();
 const h = useAgentHarness(t, { respond: () => ({ exitCode: 0, stdout: "pve-manager/8.2.4\n" }) });
 
 const turnsOf = (sessionId: string) =>
-  t.db.kysely.selectFrom("turns").select(["id", "kind", "status", "error"]).where("session_id", "=", sessionId).orderBy("created_at").execute();
+  t.db.kysely
+    .selectFrom("turns")
+    .select(["id", "kind", "status", "error"])
+    .where("session_id", "=", sessionId)
+    .orderBy("created_at")
+    .execute();
 
 describe("turns", () => {
   it("replays the persisted history exactly on the next turn", async () => {
@@ -64,7 +69,9 @@ describe("turns", () => {
 
   it("chatWith places the notes after the history, marked as the system's, never as operator words", async () => {
     const s = await makeSession(t.db.kysely);
-    h.double.setPolicy(scriptedPolicy([{ content: [{ type: "text", text: "Queued the install." }] }, { content: [{ type: "text", text: "Installed." }] }]));
+    h.double.setPolicy(
+      scriptedPolicy([{ content: [{ type: "text", text: "Queued the install." }] }, { content: [{ type: "text", text: "Installed." }] }]),
+    );
     await h.turns.chat(s.id, "install nginx", "operator:alice");
     await h.turns.idle(s.id);
     const note = "execution 1b0c completed (exit 0): nginx installed";
@@ -78,7 +85,12 @@ describe("turns", () => {
     ]);
     expect(sent.at(-1)).toEqual({ role: "user", content: [{ type: "text", text: `${SYSTEM_NOTE_PREFIX}\n${note}` }] });
 
-    const rows = await t.db.kysely.selectFrom("messages").select(["kind", "content", "turn_id"]).where("session_id", "=", s.id).orderBy("id").execute();
+    const rows = await t.db.kysely
+      .selectFrom("messages")
+      .select(["kind", "content", "turn_id"])
+      .where("session_id", "=", s.id)
+      .orderBy("id")
+      .execute();
     expect(rows.map((r) => r.kind)).toEqual(["operator", "assistant", "system_note", "assistant"]);
     expect(rows[2]).toEqual({ kind: "system_note", content: [{ type: "text", text: note }], turn_id: turnId });
     expect(rows.filter((r) => r.kind === "operator").map((r) => r.content)).toEqual([[{ type: "text", text: "install nginx" }]]);
@@ -162,7 +174,9 @@ describe("turns", () => {
     await expect(h.turns.chat(s.id, "   ", "operator:alice")).rejects.toThrow(/^text: /);
     await expect(h.turns.chatWith(s.id, [" "])).rejects.toThrow(/^notes: /);
     expect(await turnsOf(s.id)).toEqual([]);
-    await expect(h.turns.chat("5d0c2d6e-0000-4000-8000-000000000000", "hi", "operator:alice")).rejects.toBeInstanceOf(TurnSessionNotFoundError);
+    await expect(h.turns.chat("5d0c2d6e-0000-4000-8000-000000000000", "hi", "operator:alice")).rejects.toBeInstanceOf(
+      TurnSessionNotFoundError,
+    );
     await expect(h.turns.chatWith("not-a-session", ["note"])).rejects.toThrow("session not-a-session does not exist");
   });
 

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { operatorCreate } from "../src/auth/operators.js";
-import { useTestDatabase } from "./helpers/database.js";
 import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
+import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
 import { appendEvents, makeApproval, makeAssentWindow, makePlan, makeTurn } from "./helpers/web-factories.js";
 
@@ -82,7 +82,10 @@ describe("the page", () => {
     await page.fill(".composer textarea", "What is running on pve1?");
     await page.keyboard.press("Enter");
     await page.waitForSelector(".msg.operator:not(.pending)");
-    expect(api.ports.calls.at(-1)).toMatchObject({ method: "chat", args: [expect.any(String), "What is running on pve1?", "operator:alice"] });
+    expect(api.ports.calls.at(-1)).toMatchObject({
+      method: "chat",
+      args: [expect.any(String), "What is running on pve1?", "operator:alice"],
+    });
     const sessionId = api.ports.calls.at(-1)!.args[0] as string;
     const turnId = api.ports.lastTurnId!;
     await appendEvents(t.db.kysely, sessionId, turnId, [
@@ -119,14 +122,22 @@ describe("the page", () => {
     const approval = await makeApproval(t.db.kysely, { session_id: s.id, kind: "plan", plan_id: plan.id });
     await t.db.kysely
       .insertInto("messages")
-      .values({ session_id: s.id, kind: "operator", content: [{ type: "text", text: "Give me nginx in a container" }], created_at: new Date(Date.now() - 5000) })
+      .values({
+        session_id: s.id,
+        kind: "operator",
+        content: [{ type: "text", text: "Give me nginx in a container" }],
+        created_at: new Date(Date.now() - 5000),
+      })
       .execute();
     await appendEvents(t.db.kysely, s.id, turn.id, [
       ["turn_started", { turnId: turn.id, kind: "operator" }],
       ["text_delta", { text: "Let me see what I can use." }],
       ["tool_use", { id: "lt1", name: "list_targets", input: {} }],
       ["tool_result", { toolUseId: "lt1", isError: false, content: "pve1 (proxmox)\nnas (ssh)" }],
-      ["text_delta", { text: "Here is the plan. **Approve** it and I will carry it out; each step runs on `pve1` or in the new container." }],
+      [
+        "text_delta",
+        { text: "Here is the plan. **Approve** it and I will carry it out; each step runs on `pve1` or in the new container." },
+      ],
       ["plan_proposed", { planId: plan.id, approvalId: approval.id, goal: plan.goal, steps: plan.steps }],
       ["approval_requested", { approval: { id: approval.id, kind: "plan", status: "pending", planId: plan.id } }],
       ["turn_finished", { turnId: turn.id, status: "completed" }],
@@ -146,7 +157,11 @@ describe("the page", () => {
     // What the agent does next, with nobody typing: the window opens, a continuation turn runs.
     const window = await makeAssentWindow(t.db.kysely, { session_id: s.id });
     const cont = await makeTurn(t.db.kysely, { session_id: s.id, kind: "continuation" });
-    const x = await makeExecution(t.db.kysely, { session_id: s.id, target: "pve1", command: "pct create 105 local:vztmpl/debian-12.tar.zst" });
+    const x = await makeExecution(t.db.kysely, {
+      session_id: s.id,
+      target: "pve1",
+      command: "pct create 105 local:vztmpl/debian-12.tar.zst",
+    });
     await appendEvents(t.db.kysely, s.id, cont.id, [
       ["assent_changed", { open: true, expiresAt: window.expires_at.toISOString() }],
       ["turn_started", { turnId: cont.id, kind: "continuation", executionIds: [x.id], reason: "plan approved" }],
@@ -186,7 +201,12 @@ describe("the page", () => {
   it("a destructive step is refused without its typed phrase and accepted with it", async () => {
     const s = await makeSession(t.db.kysely, { title: "Cleanup" });
     const turn = await makeTurn(t.db.kysely, { session_id: s.id });
-    const x = await makeExecution(t.db.kysely, { session_id: s.id, target: "pve1", command: "pct destroy 104 --purge", risk: "destructive" });
+    const x = await makeExecution(t.db.kysely, {
+      session_id: s.id,
+      target: "pve1",
+      command: "pct destroy 104 --purge",
+      risk: "destructive",
+    });
     const approval = await makeApproval(t.db.kysely, {
       session_id: s.id,
       kind: "execution",
@@ -242,14 +262,23 @@ describe("the page", () => {
       { method: "revokeAssent", args: [s.id, "operator:alice"] },
       { method: "abort", args: [s.id] },
     ]);
-    const closed = await t.db.kysely.selectFrom("assent_windows").select("close_reason").where("id", "=", window.id).executeTakeFirstOrThrow();
+    const closed = await t.db.kysely
+      .selectFrom("assent_windows")
+      .select("close_reason")
+      .where("id", "=", window.id)
+      .executeTakeFirstOrThrow();
     expect(closed.close_reason).toBe("revoked");
   });
 
   it("execution status updates live on its card, and a running one can be cancelled from it", async () => {
     const s = await makeSession(t.db.kysely, { title: "Async step" });
     const turn = await makeTurn(t.db.kysely, { session_id: s.id });
-    const x = await makeExecution(t.db.kysely, { session_id: s.id, target: "web1", command: "apt-get install -y nginx", risk: "config_mutation" });
+    const x = await makeExecution(t.db.kysely, {
+      session_id: s.id,
+      target: "web1",
+      command: "apt-get install -y nginx",
+      risk: "config_mutation",
+    });
     await appendEvents(t.db.kysely, s.id, turn.id, [
       ["turn_started", { turnId: turn.id, kind: "operator" }],
       ["tool_use", { id: "re1", name: "request_execution", input: { target: "web1", command: "apt-get install -y nginx" } }],
@@ -273,7 +302,17 @@ describe("the page", () => {
       ["tool_result", { toolUseId: "re2", isError: false, content: "queued", executionId: "11111111-1111-4111-8111-111111111111" }],
       [
         "execution_updated",
-        { execution: { id: "11111111-1111-4111-8111-111111111111", target: "web1", command: "systemctl is-active nginx", status: "completed", exitCode: 0, stdout: "active\n", stderr: "" } },
+        {
+          execution: {
+            id: "11111111-1111-4111-8111-111111111111",
+            target: "web1",
+            command: "systemctl is-active nginx",
+            status: "completed",
+            exitCode: 0,
+            stdout: "active\n",
+            stderr: "",
+          },
+        },
       ],
     ]);
     const second = page.locator('[data-tool="request_execution"]').nth(1);

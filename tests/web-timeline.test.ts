@@ -47,13 +47,20 @@ describe("timeline", () => {
 
   it("tracks approvals and executions from camelCase or snake_case rows, and the assent window", () => {
     const t = run([
-      ev("approval_requested", { approval: { id: "a1", kind: "execution", status: "pending", execution_id: "x1", confirmation_phrase: "destroy 104" } }),
+      ev("approval_requested", {
+        approval: { id: "a1", kind: "execution", status: "pending", execution_id: "x1", confirmation_phrase: "destroy 104" },
+      }),
       ev("approval_decided", { approval: { id: "a1", status: "approved", decidedBy: "operator:alice" } }),
       ev("execution_updated", { execution: { id: "x1", status: "running", exit_code: null, target: "pve1" } }),
       ev("execution_updated", { execution: { id: "x1", status: "completed", exitCode: 0, target: "pve1" } }),
       ev("assent_changed", { open: true, expiresAt: "2026-01-01T00:30:00.000Z" }, null),
     ]);
-    expect(t.approvals.a1).toMatchObject({ status: "approved", decidedBy: "operator:alice", confirmationPhrase: "destroy 104", executionId: "x1" });
+    expect(t.approvals.a1).toMatchObject({
+      status: "approved",
+      decidedBy: "operator:alice",
+      confirmationPhrase: "destroy 104",
+      executionId: "x1",
+    });
     expect(t.turns[0]!.parts).toEqual([{ type: "approval", approvalId: "a1" }]);
     expect(t.executions.x1).toMatchObject({ status: "completed", exitCode: 0 });
     expect(t.assent).toEqual({ open: true, expiresAt: "2026-01-01T00:30:00.000Z" });

@@ -118,7 +118,10 @@ export function toolInputParse<N extends ToolName>(
     // A NUL or lone surrogate can be neither run nor stored: refuse it by name.
     const bad = unstorablePath(parsed.data);
     if (!bad) return { ok: true, value: parsed.data as ToolInput<N> };
-    return { ok: false, error: `invalid input for ${name}: ${bad.join(".") || "(input)"}: must not contain a NUL character or a lone UTF-16 surrogate` };
+    return {
+      ok: false,
+      error: `invalid input for ${name}: ${bad.join(".") || "(input)"}: must not contain a NUL character or a lone UTF-16 surrogate`,
+    };
   }
   const problems = parsed.error.issues.map((i) => {
     const field = i.path.length > 0 ? i.path.join(".") : "(input)";

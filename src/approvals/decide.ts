@@ -18,18 +18,13 @@
 //   pending approval left: the agent hears once, when all are decided.
 import { type Kysely, sql } from "kysely";
 import type { ExecutionsPort } from "../agent/tool-deps.js";
+import { assentWindowOpenOrExtend, type PreauthorizedStep } from "../assent/window.js";
 import type { Approval, Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 import type { Logger } from "../log/logger.js";
-import { assentWindowOpenOrExtend, type PreauthorizedStep } from "../assent/window.js";
 import { approvalView } from "./approval-view.js";
-import {
-  ApprovalAlreadyDecidedError,
-  ApprovalConfirmationError,
-  ApprovalExpiredError,
-  ApprovalNotFoundError,
-} from "./errors.js";
+import { ApprovalAlreadyDecidedError, ApprovalConfirmationError, ApprovalExpiredError, ApprovalNotFoundError } from "./errors.js";
 
 export interface ApprovalDeps {
   db: Kysely<Database>;
@@ -101,9 +96,7 @@ export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): P
       if (plan && status === "approved") {
         const steps = plan.steps as PlanStep[];
         addTargets = steps.flatMap((s) => (s.target ? [s.target] : []));
-        addPreauthorized = steps.flatMap((s) =>
-          s.destructive && s.target && s.command ? [{ target: s.target, command: s.command }] : [],
-        );
+        addPreauthorized = steps.flatMap((s) => (s.destructive && s.target && s.command ? [{ target: s.target, command: s.command }] : []));
       }
     } else if (row.execution_id) {
       const execution =

@@ -17,9 +17,7 @@
 import type { Risk } from "../db/schema.js";
 import type { AssentWindowState } from "./window.js";
 
-export type GateDecision =
-  | { action: "run"; why: string }
-  | { action: "ask"; why: string; confirmationPhrase: string | null };
+export type GateDecision = { action: "run"; why: string } | { action: "ask"; why: string; confirmationPhrase: string | null };
 
 const normalizeCommand = (c: string) => c.trim().replace(/\s+/g, " ");
 
@@ -48,10 +46,7 @@ export function gateDecide(p: {
     };
   }
   const preauthorized =
-    inScope &&
-    window.preauthorized.some(
-      (s) => s.target === target.name && normalizeCommand(s.command) === normalizeCommand(p.command),
-    );
+    inScope && window.preauthorized.some((s) => s.target === target.name && normalizeCommand(s.command) === normalizeCommand(p.command));
   if (preauthorized) return { action: "run", why: "pre-authorized by the approved plan" };
   return {
     action: "ask",

@@ -96,17 +96,84 @@ const REVOKE_OPENERS = [
 ];
 
 /** Revoke phrases that revoke whatever follows them ("stop everything you're doing"). */
-const REVOKE_ANYWAY = ["not yet", "not now", "hold on", "hold off", "never mind", "nevermind", "belay that", "stand down", "abort", "halt", "freeze"];
+const REVOKE_ANYWAY = [
+  "not yet",
+  "not now",
+  "hold on",
+  "hold off",
+  "never mind",
+  "nevermind",
+  "belay that",
+  "stand down",
+  "abort",
+  "halt",
+  "freeze",
+];
 
 /** Words that may follow a revocation without turning it into an instruction ("stop nginx" is an instruction). */
 const FILLER = new Set([
-  "please", "pls", "now", "right", "it", "that", "this", "everything", "all", "there", "for", "a", "moment", "sec",
-  "second", "minute", "up", "nomos", "thanks", "thank", "you", "just", "immediately", "asap", "again", "then", "too",
-  "sir", "mate", "man", "ok", "okay", "what", "you're", "doing", "are", "going", "on", "the", "plan", "with",
+  "please",
+  "pls",
+  "now",
+  "right",
+  "it",
+  "that",
+  "this",
+  "everything",
+  "all",
+  "there",
+  "for",
+  "a",
+  "moment",
+  "sec",
+  "second",
+  "minute",
+  "up",
+  "nomos",
+  "thanks",
+  "thank",
+  "you",
+  "just",
+  "immediately",
+  "asap",
+  "again",
+  "then",
+  "too",
+  "sir",
+  "mate",
+  "man",
+  "ok",
+  "okay",
+  "what",
+  "you're",
+  "doing",
+  "are",
+  "going",
+  "on",
+  "the",
+  "plan",
+  "with",
 ]);
 
 /** Politeness and hedges that may come before an assent opener ("ok, go ahead", "please proceed"). */
-const LEAD_IN = new Set(["ok", "okay", "alright", "sure", "please", "then", "so", "well", "fine", "right", "and", "good", "great", "cool", "yes", "just"]);
+const LEAD_IN = new Set([
+  "ok",
+  "okay",
+  "alright",
+  "sure",
+  "please",
+  "then",
+  "so",
+  "well",
+  "fine",
+  "right",
+  "and",
+  "good",
+  "great",
+  "cool",
+  "yes",
+  "just",
+]);
 
 /** Words a clause may open with that change nothing ("please stop", "nomos, wait", "um, go ahead"). */
 const POLITE = new Set(["please", "pls", "hey", "nomos", "uh", "um", "oh", "ok", "okay", "so", "just", "then"]);
@@ -131,7 +198,10 @@ function splitClauses(text: string): { words: string[]; question: boolean }[] {
   for (const match of text.matchAll(/([^.,;:!?\n]+)([.,;:!?\n]*)/g)) {
     const question = match[2]!.includes("?");
     for (const part of match[1]!.split(/\bbut\b|\bhowever\b|\bactually\b/)) {
-      const words = part.trim().split(" ").filter((w) => w !== "" && w !== "-" && w !== "—");
+      const words = part
+        .trim()
+        .split(" ")
+        .filter((w) => w !== "" && w !== "-" && w !== "—");
       if (words.length > 0) out.push({ words, question });
     }
   }

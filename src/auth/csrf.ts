@@ -30,9 +30,6 @@ export function refuseCrossSite(): MiddlewareHandler {
     // No Origin and no Fetch Metadata: not a modern browser (curl, a script).
     // Without a cookie it carries no ambient authority to abuse.
     if (site === undefined && (c.req.header("cookie") ?? "") === "") return next();
-    throw new HttpError(
-      "forbidden",
-      "cross-site request refused: a state-changing request from a browser must carry this server's Origin",
-    );
+    throw new HttpError("forbidden", "cross-site request refused: a state-changing request from a browser must carry this server's Origin");
   };
 }

@@ -25,10 +25,7 @@ export async function operatorLoginCreate(
 }
 
 /** The operator a token belongs to, if the login exists and has not expired. */
-export async function operatorLoginResolve(
-  db: Kysely<Database>,
-  params: { token: string },
-): Promise<OperatorInfo | undefined> {
+export async function operatorLoginResolve(db: Kysely<Database>, params: { token: string }): Promise<OperatorInfo | undefined> {
   return db
     .selectFrom("operator_logins as l")
     .innerJoin("operators as o", "o.id", "l.operator_id")
@@ -38,10 +35,7 @@ export async function operatorLoginResolve(
     .executeTakeFirst();
 }
 
-export async function operatorLoginDelete(
-  db: Kysely<Database>,
-  params: { token: string; actor: string },
-): Promise<void> {
+export async function operatorLoginDelete(db: Kysely<Database>, params: { token: string; actor: string }): Promise<void> {
   await withActor(db, params.actor, (tx) =>
     tx.deleteFrom("operator_logins").where("token_sha256", "=", tokenSha256(params.token)).execute(),
   );

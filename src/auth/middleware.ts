@@ -38,10 +38,7 @@ export function bearerToken(c: Context): string | undefined {
   return m[1];
 }
 
-export async function identify(
-  c: Context,
-  deps: { db: Kysely<Database>; apiToken?: string },
-): Promise<AuthVariables | undefined> {
+export async function identify(c: Context, deps: { db: Kysely<Database>; apiToken?: string }): Promise<AuthVariables | undefined> {
   const bearer = bearerToken(c);
   if (bearer !== undefined) {
     if (deps.apiToken && sameSecret(bearer, deps.apiToken)) {

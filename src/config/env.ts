@@ -54,7 +54,10 @@ export const envSchema = z
     ),
     NOMOS_ADMIN_USER: z.preprocess(
       unsetIfEmpty,
-      z.string().regex(/^[A-Za-z0-9._@-]{1,64}$/, "must be 1-64 letters, digits or . _ @ -").optional(),
+      z
+        .string()
+        .regex(/^[A-Za-z0-9._@-]{1,64}$/, "must be 1-64 letters, digits or . _ @ -")
+        .optional(),
     ),
     NOMOS_ADMIN_PASSWORD: z.preprocess(unsetIfEmpty, z.string().min(8, "must be at least 8 characters").optional()),
     NOMOS_ASSENT_MINUTES: integer(1, 24 * 60, 30),
@@ -70,10 +73,7 @@ export const envSchema = z
     NOMOS_OUTPUT_CAP_KB: integer(4, 65_536, 256),
     /** Extra secret values (comma-separated) to redact from command output. */
     NOMOS_REDACT: optionalString,
-    LOG_LEVEL: z.preprocess(
-      unsetIfEmpty,
-      z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-    ),
+    LOG_LEVEL: z.preprocess(unsetIfEmpty, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
     NOMOS_LOG_FORMAT: z.preprocess(unsetIfEmpty, z.enum(["json", "pretty"]).optional()),
     // Set by `npm run demo`: the page says plainly that the model and the node are simulated.
     NOMOS_DEMO: z.preprocess(unsetIfEmpty, z.enum(["0", "1"], "must be 0 or 1").default("0")),
@@ -170,7 +170,10 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
       maxTimeoutS: env.NOMOS_EXEC_MAX_TIMEOUT_S,
       outputCapBytes: env.NOMOS_OUTPUT_CAP_KB * 1024,
       secrets: [
-        ...(env.NOMOS_REDACT ?? "").split(",").map((v) => v.trim()).filter(Boolean),
+        ...(env.NOMOS_REDACT ?? "")
+          .split(",")
+          .map((v) => v.trim())
+          .filter(Boolean),
         env.ANTHROPIC_API_KEY,
         env.NOMOS_API_TOKEN,
         env.NOMOS_ADMIN_PASSWORD,

@@ -16,12 +16,7 @@ export function carryPendingResults(deps: { db: Db; owner: string; leaseSeconds?
       planExecutionsClaimForOperatorTurn(tx, { sessionId, owner: deps.owner, leaseSeconds: deps.leaseSeconds ?? 30 }),
     );
     if (executionIds.length === 0) return { notes: [], executionIds };
-    const rows = await deps.db.kysely
-      .selectFrom("executions")
-      .selectAll()
-      .where("id", "in", executionIds)
-      .orderBy("finished_at")
-      .execute();
+    const rows = await deps.db.kysely.selectFrom("executions").selectAll().where("id", "in", executionIds).orderBy("finished_at").execute();
     return { notes: rows.map(executionNote), executionIds };
   };
 }

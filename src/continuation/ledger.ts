@@ -9,7 +9,7 @@
 //   at its limit, closed or revoked never yields a continuation.
 // - A claim whose turn never started (its process died) is taken over by one
 //   other process after its lease; a delivered claim never is.
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { Db } from "../db/connect.js";
 import type { Database, ExecutionStatus } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
@@ -159,10 +159,7 @@ function claimable(db: Kysely<Database>, sessionId: string) {
 }
 
 /** Records which turn carried the results; claims already delivered are left alone. */
-export async function planExecutionsMarkDelivered(
-  db: Kysely<Database>,
-  p: { executionIds: string[]; turnId: string },
-): Promise<number> {
+export async function planExecutionsMarkDelivered(db: Kysely<Database>, p: { executionIds: string[]; turnId: string }): Promise<number> {
   if (p.executionIds.length === 0) return 0;
   const result = await db
     .updateTable("nomos_plan_executions")

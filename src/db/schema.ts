@@ -24,27 +24,13 @@ export type TurnStatus = "queued" | "running" | "completed" | "failed" | "aborte
 export type PlanStatus = "pending_approval" | "approved" | "rejected" | "expired" | "superseded";
 export type ExecutionMode = "sync" | "async";
 export type Risk = "read_only" | "config_mutation" | "destructive";
-export type ExecutionStatus =
-  | "pending_approval"
-  | "approved"
-  | "running"
-  | "completed"
-  | "failed"
-  | "timed_out"
-  | "cancelled"
-  | "rejected";
+export type ExecutionStatus = "pending_approval" | "approved" | "running" | "completed" | "failed" | "timed_out" | "cancelled" | "rejected";
 export type ApprovalKind = "plan" | "execution";
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "expired";
 export type DecidedVia = "button" | "chat" | "expiry";
 export type WindowCloseReason = "expired" | "revoked" | "continuation_limit";
 
-export const TERMINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = [
-  "completed",
-  "failed",
-  "timed_out",
-  "cancelled",
-  "rejected",
-];
+export const TERMINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = ["completed", "failed", "timed_out", "cancelled", "rejected"];
 
 export interface OperatorsTable {
   id: Generated<string>;

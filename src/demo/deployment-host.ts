@@ -65,7 +65,9 @@ export function deploymentScenario(host: SshTestHost, options: DeploymentScenari
   const APT = /^(?:apt-get update(?: -q+)? && )?(?:DEBIAN_FRONTEND=noninteractive )?apt-get install -y (?:-q+ )?docker\.io$/;
   host.handle(inContainer(APT), async (ctx) => {
     await ctx.sleep(installMs);
-    ctx.out("Reading package lists...\nBuilding dependency tree...\nThe following NEW packages will be installed:\n  containerd docker.io runc\nSetting up docker.io (20.10.24+dfsg1-1+b3) ...\n");
+    ctx.out(
+      "Reading package lists...\nBuilding dependency tree...\nThe following NEW packages will be installed:\n  containerd docker.io runc\nSetting up docker.io (20.10.24+dfsg1-1+b3) ...\n",
+    );
     state(ctx.vmid!).docker = true;
     return 0;
   });
@@ -73,7 +75,9 @@ export function deploymentScenario(host: SshTestHost, options: DeploymentScenari
   const GET_DOCKER = /^curl -fsSL https:\/\/get\.docker\.com \| (?:sudo )?sh$/;
   host.handle(inContainer(GET_DOCKER), async (ctx) => {
     await ctx.sleep(installMs);
-    ctx.out("# Executing docker install script, commit: 4c94a56\n+ sh -c apt-get install -y -qq docker-ce docker-ce-cli containerd.io docker-compose-plugin\n");
+    ctx.out(
+      "# Executing docker install script, commit: 4c94a56\n+ sh -c apt-get install -y -qq docker-ce docker-ce-cli containerd.io docker-compose-plugin\n",
+    );
     const s = state(ctx.vmid!);
     s.docker = true;
     s.composePlugin = true;

@@ -28,9 +28,10 @@
 //   note: compose up completed              -> run curl :8082
 //   curl answers                            -> final report
 //   anything else                           -> says what it saw and that it is blocked
-import { SYSTEM_NOTE_PREFIX } from "../turns/history.js";
-import type { DoubleBlock } from "../model-double/wire.js";
+
 import type { DoublePolicy, DoubleReply, DoubleRequest } from "../model-double/messages-double.js";
+import type { DoubleBlock } from "../model-double/wire.js";
+import { SYSTEM_NOTE_PREFIX } from "../turns/history.js";
 
 export interface DeploymentPolicyOptions {
   /** The Proxmox node to deploy on (default pve1). */
@@ -69,7 +70,16 @@ export const CMD = {
 export const DEPLOY_REQUEST = `Deploy TypeType in a new container on pve1 and verify it answers on :${APP_PORT}.`;
 
 type Json = Record<string, unknown>;
-type Block = { type: string; text?: string; id?: string; name?: string; input?: Json; tool_use_id?: string; content?: unknown; is_error?: boolean };
+type Block = {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: Json;
+  tool_use_id?: string;
+  content?: unknown;
+  is_error?: boolean;
+};
 
 interface ToolObservation {
   kind: "tool";
@@ -95,7 +105,11 @@ const blocksOf = (content: unknown): Block[] =>
   typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? (content as Block[]) : [];
 
 const contentText = (content: unknown): string =>
-  typeof content === "string" ? content : blocksOf(content).map((b) => b.text ?? "").join("\n");
+  typeof content === "string"
+    ? content
+    : blocksOf(content)
+        .map((b) => b.text ?? "")
+        .join("\n");
 
 /** Every tool call of the conversation with its result, oldest first. */
 function toolCalls(req: DoubleRequest): ToolObservation[] {
@@ -120,7 +134,8 @@ function executionNotes(text: string): ExecutionNote[] {
   const notes: ExecutionNote[] = [];
   for (const line of text.split("\n")) {
     const m = NOTE_LINE.exec(line);
-    if (m) notes.push({ id: m[1]!, status: m[2]!, exitCode: m[3] === undefined ? null : Number(m[3]), target: m[4]!, command: m[5]!, body: "" });
+    if (m)
+      notes.push({ id: m[1]!, status: m[2]!, exitCode: m[3] === undefined ? null : Number(m[3]), target: m[4]!, command: m[5]!, body: "" });
     else if (notes.length > 0) notes.at(-1)!.body += `${line}\n`;
   }
   return notes;
@@ -135,8 +150,14 @@ function observe(req: DoubleRequest): Observation {
     if (latest) return latest;
   }
   const texts = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "");
-  const operator = texts.filter((t) => !t.startsWith(SYSTEM_NOTE_PREFIX)).join("\n").trim();
-  const note = texts.filter((t) => t.startsWith(SYSTEM_NOTE_PREFIX)).map((t) => t.slice(SYSTEM_NOTE_PREFIX.length).trim()).join("\n");
+  const operator = texts
+    .filter((t) => !t.startsWith(SYSTEM_NOTE_PREFIX))
+    .join("\n")
+    .trim();
+  const note = texts
+    .filter((t) => t.startsWith(SYSTEM_NOTE_PREFIX))
+    .map((t) => t.slice(SYSTEM_NOTE_PREFIX.length).trim())
+    .join("\n");
   if (operator !== "") return { kind: "operator", text: operator, executions: executionNotes(note) };
   return { kind: "note", text: note, executions: executionNotes(note) };
 }
@@ -168,7 +189,12 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
       .at(-1);
     const planned = calls.some((c) => c.name === "propose_plan" && !c.isError);
     const createContainer = (hostname: string, why: string) =>
-      call(why, "pct_create", { node, hostname, ostemplate: OSTEMPLATE, cores: 2, memory_mb: 2048, disk_gb: 8, nesting: true, keyctl: true }, d);
+      call(
+        why,
+        "pct_create",
+        { node, hostname, ostemplate: OSTEMPLATE, cores: 2, memory_mb: 2048, disk_gb: 8, nesting: true, keyctl: true },
+        d,
+      );
     const runOn = (text: string, command: string, tool: "run" | "request_execution" = "run", description?: string) =>
       call(text, tool, { target: container ?? APP, command, ...(description ? { description } : {}) }, d);
     const blocked = (what: string) =>
@@ -196,7 +222,9 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
         return createContainer(APP, "Going ahead: creating the container first.");
       }
       if (seen.executions.length > 0) {
-        const lines = seen.executions.map((e) => `- \`${e.command}\` on ${e.target}: ${e.status}${e.exitCode === null ? "" : ` (exit ${e.exitCode})`}`);
+        const lines = seen.executions.map(
+          (e) => `- \`${e.command}\` on ${e.target}: ${e.status}${e.exitCode === null ? "" : ` (exit ${e.exitCode})`}`,
+        );
         return say(
           `While no assent window was open, these finished; I have not acted on them:\n${lines.join("\n")}\n\nApprove a plan again if you want me to carry on.`,
           d,
@@ -290,11 +318,21 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
     if (command === CMD.writeCompose) {
       if (!ok) return blocked(`writing ${COMPOSE_FILE} failed (exit ${exit}).`);
       const up = options.wrongComposePath ? CMD.composeUpFile(options.wrongComposePath) : CMD.composeUp;
-      return runOn("Compose file written. Bringing the stack up; pulling the image takes a while, so this runs in the background.", up, "request_execution", "Bring the TypeType stack up");
+      return runOn(
+        "Compose file written. Bringing the stack up; pulling the image takes a while, so this runs in the background.",
+        up,
+        "request_execution",
+        "Bring the TypeType stack up",
+      );
     }
     if (command === `ls ${COMPOSE_DIR}`) {
       if (ok && /\bcompose\.yaml\b/.test(text)) {
-        return runOn(`${COMPOSE_FILE} is there. Bringing the stack up with the right file.`, CMD.composeUpFile(COMPOSE_FILE), "request_execution", "Bring the TypeType stack up");
+        return runOn(
+          `${COMPOSE_FILE} is there. Bringing the stack up with the right file.`,
+          CMD.composeUpFile(COMPOSE_FILE),
+          "request_execution",
+          "Bring the TypeType stack up",
+        );
       }
       return blocked(`the compose file I wrote is not in ${COMPOSE_DIR}.`);
     }
@@ -319,7 +357,9 @@ function finalReport(req: DoubleRequest, container: string, node: string): strin
     `Done: TypeType is deployed and verified. It runs in container **${container}** on ${node} and http://localhost:${APP_PORT} answers with the TypeType page.`,
     "",
     "What happened on the way:",
-    recovered ? "- Debian's docker.io has no Compose plugin, so I installed Docker from get.docker.com." : "- Docker and Compose installed cleanly.",
+    recovered
+      ? "- Debian's docker.io has no Compose plugin, so I installed Docker from get.docker.com."
+      : "- Docker and Compose installed cleanly.",
     ...(wrongPath ? [`- My first \`docker compose up\` pointed at the wrong path; I found the file in ${COMPOSE_DIR} and used it.`] : []),
     ...(retries > 0
       ? [`- The image registry answered 500 ${retries === 1 ? "on the first attempt" : `on ${retries} attempts`}; retrying succeeded.`]

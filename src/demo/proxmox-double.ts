@@ -54,10 +54,7 @@ export interface CommandContext {
 }
 
 /** Returns the exit code (default 0). */
-export type CommandHandler = (
-  ctx: CommandContext,
-  match: RegExpExecArray | null,
-) => number | void | Promise<number | void>;
+export type CommandHandler = (ctx: CommandContext, match: RegExpExecArray | null) => number | void | Promise<number | void>;
 type Matcher = RegExp | string | ((command: string, vmid: number | null) => boolean);
 
 export interface SshTestHostOptions {
@@ -350,8 +347,7 @@ export class SshTestHost {
     switch (sub) {
       case "list":
         ctx.out("VMID       Status     Lock         Name\n");
-        for (const c of this.containers.values())
-          ctx.out(`${c.vmid}        ${c.status}                 ${c.hostname}\n`);
+        for (const c of this.containers.values()) ctx.out(`${c.vmid}        ${c.status}                 ${c.hostname}\n`);
         return 0;
       case "create": {
         if (ct) {

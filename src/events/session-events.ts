@@ -47,10 +47,7 @@ export interface StoredSessionEvent {
 }
 
 /** Appends events (in order) and wakes the streams; pass a transaction to tie them to a change. */
-export async function sessionEventsAppend(
-  db: Kysely<Database>,
-  events: NewSessionEvent[],
-): Promise<{ ids: string[] }> {
+export async function sessionEventsAppend(db: Kysely<Database>, events: NewSessionEvent[]): Promise<{ ids: string[] }> {
   if (events.length === 0) return { ids: [] };
   // One statement: the rows and their wake-up travel in one round trip
   // (pg_notify per row; PostgreSQL folds identical ones in a transaction).

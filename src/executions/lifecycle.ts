@@ -205,10 +205,7 @@ export async function executionClaimNext(db: Db, p: ClaimParams): Promise<Execut
 }
 
 /** approved -> running for one specific execution (mode = 'sync': run inline by this process). */
-export async function executionClaim(
-  db: Db,
-  p: ClaimParams & { executionId: string; mode: "sync" | "async" },
-): Promise<Execution> {
+export async function executionClaim(db: Db, p: ClaimParams & { executionId: string; mode: "sync" | "async" }): Promise<Execution> {
   return inTransaction(db, async (tx) => {
     const e = await tx
       .updateTable("executions")
@@ -259,10 +256,7 @@ export interface ExecutionOutcome {
 }
 
 /** running -> terminal, only for the runner that holds it. */
-export async function executionFinish(
-  db: Db,
-  p: { executionId: string; owner: string; outcome: ExecutionOutcome },
-): Promise<Execution> {
+export async function executionFinish(db: Db, p: { executionId: string; owner: string; outcome: ExecutionOutcome }): Promise<Execution> {
   const o = p.outcome;
   return inTransaction(db, async (tx) => {
     const e = await tx

@@ -30,9 +30,9 @@ import { runCommand } from "../ssh/run-command.js";
 import type { TargetRegistry } from "../targets/registry.js";
 import {
   EXECUTION_CANCEL_CHANNEL,
+  type ExecutionOutcome,
   executionClaim,
   executionClaimNext,
-  type ExecutionOutcome,
   executionFinish,
   executionGet,
   executionMarkLost,
@@ -154,10 +154,7 @@ export class ExecutionRunner {
   async #markLost(): Promise<void> {
     const lost = await withActor(this.#o.db.kysely, ACTOR, (tx) => executionMarkLost(tx));
     for (const e of lost)
-      this.#o.log.warn(
-        { executionId: e.id, previousOwner: e.runner_owner },
-        "execution lost with its runner; marked failed, not re-run",
-      );
+      this.#o.log.warn({ executionId: e.id, previousOwner: e.runner_owner }, "execution lost with its runner; marked failed, not re-run");
   }
 
   async #sweep(): Promise<void> {
@@ -274,7 +271,8 @@ export class ExecutionRunner {
       () => withActor(this.#o.db.kysely, ACTOR, (tx) => executionFinish(tx, { executionId, owner: this.owner, outcome })),
       {
         forMs: this.#o.leaseMs,
-        onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "could not record the execution's result yet; retrying"),
+        onRetry: (err, attempt) =>
+          log.warn({ err: (err as Error).message, attempt }, "could not record the execution's result yet; retrying"),
       },
     );
   }

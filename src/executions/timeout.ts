@@ -7,20 +7,13 @@ export class TimeoutOutOfRangeError extends Error {
   override name = "TimeoutOutOfRangeError";
 }
 
-export function executionTimeout(
-  requested: number | undefined,
-  limits: { defaultTimeoutS: number; maxTimeoutS: number },
-): number {
+export function executionTimeout(requested: number | undefined, limits: { defaultTimeoutS: number; maxTimeoutS: number }): number {
   if (requested === undefined) return Math.min(limits.defaultTimeoutS, limits.maxTimeoutS);
   if (!Number.isInteger(requested) || requested < 1) {
-    throw new TimeoutOutOfRangeError(
-      `timeout_s must be a whole number of seconds from 1 to ${limits.maxTimeoutS}, got ${requested}`,
-    );
+    throw new TimeoutOutOfRangeError(`timeout_s must be a whole number of seconds from 1 to ${limits.maxTimeoutS}, got ${requested}`);
   }
   if (requested > limits.maxTimeoutS) {
-    throw new TimeoutOutOfRangeError(
-      `timeout_s ${requested} is over the maximum of ${limits.maxTimeoutS} s (NOMOS_EXEC_MAX_TIMEOUT_S)`,
-    );
+    throw new TimeoutOutOfRangeError(`timeout_s ${requested} is over the maximum of ${limits.maxTimeoutS} s (NOMOS_EXEC_MAX_TIMEOUT_S)`);
   }
   return requested;
 }

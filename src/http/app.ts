@@ -57,9 +57,7 @@ export function createApp(deps: AppDeps) {
     app.route("/", executionRoutes(api));
     app.route("/", webRoutes({ log }));
   }
-  app.notFound((c) =>
-    c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404),
-  );
+  app.notFound((c) => c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404));
   app.onError(onError(log));
   return app;
 }

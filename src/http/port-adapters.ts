@@ -9,7 +9,7 @@ import { assentWindowRevoke } from "../assent/window.js";
 import type { Db } from "../db/connect.js";
 import { withActor } from "../db/with-actor.js";
 import { ExecutionTransitionError, executionCancel } from "../executions/lifecycle.js";
-import { TurnInputError, type Turns, TurnSessionNotFoundError } from "../turns/turns.js";
+import { TurnInputError, TurnSessionNotFoundError, type Turns } from "../turns/turns.js";
 import { type AgentPort, type ExecutionsPort, PortError } from "./api-deps.js";
 
 function toPortError(err: unknown): unknown {

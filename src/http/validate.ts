@@ -26,10 +26,7 @@ export function zodIssueMessage(issue: z.core.$ZodIssue, prefix?: string): strin
   return path ? `${path}: ${issue.message}` : issue.message;
 }
 
-export function validate<Target extends keyof ValidationTargets, Schema extends z.ZodType>(
-  target: Target,
-  schema: Schema,
-) {
+export function validate<Target extends keyof ValidationTargets, Schema extends z.ZodType>(target: Target, schema: Schema) {
   return zValidator(target, schema, (result) => {
     if (!result.success) {
       const issue = result.error.issues[0];

@@ -3,7 +3,7 @@
 // Invariant: code never builds log prefixes by hand. It takes a child logger
 // with the ids it works for — logger.child({ sessionId, turnId, executionId })
 // — and every line it writes carries them.
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 import pretty from "pino-pretty";
 
 export type { Logger };

@@ -26,14 +26,23 @@ export const demoPolicy: DoublePolicy = (req) => {
   const blocks = lastUserBlocks(req);
   const results = blocks.filter((b) => b.type === "tool_result");
   const texts = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "");
-  const operator = texts.filter((t) => !t.startsWith("[Nomos system note")).at(-1)?.trim() ?? "";
+  const operator =
+    texts
+      .filter((t) => !t.startsWith("[Nomos system note"))
+      .at(-1)
+      ?.trim() ?? "";
   if (results.length > 0 && operator === "") {
     const summary = results.map((r) => resultText(r).split("\n").slice(0, 6).join("\n")).join("\n\n");
     return { content: [{ type: "text", text: `Here is what came back:\n\n${summary}` }] };
   }
   let m: RegExpExecArray | null;
   if (/\btargets?\b/i.test(operator)) {
-    return { content: [{ type: "text", text: "Let me list the targets." }, { type: "tool_use", name: "list_targets", input: {} }] };
+    return {
+      content: [
+        { type: "text", text: "Let me list the targets." },
+        { type: "tool_use", name: "list_targets", input: {} },
+      ],
+    };
   }
   m = /^(run|queue)\s+(\S+)\s+(.+)$/is.exec(operator);
   if (m) {

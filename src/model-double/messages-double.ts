@@ -13,7 +13,7 @@
 // - close() is idempotent and ends open streams, so a test never hangs on it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type DoubleBlock, errorType, type StopReason, type SseEvent, sseFrame, streamEvents, wireMessage } from "./wire.js";
+import { type DoubleBlock, errorType, type SseEvent, type StopReason, sseFrame, streamEvents, wireMessage } from "./wire.js";
 
 /** What the policy sees of one request. */
 export interface DoubleRequest {
@@ -151,7 +151,12 @@ export async function startMessagesDouble(options: MessagesDoubleOptions = {}): 
     }
     if (failure?.status === "stream_error") {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      res.write(sseFrame({ event: "error", data: { type: "error", error: { type: "overloaded_error", message: failure.message ?? "Overloaded" } } }));
+      res.write(
+        sseFrame({
+          event: "error",
+          data: { type: "error", error: { type: "overloaded_error", message: failure.message ?? "Overloaded" } },
+        }),
+      );
       res.end();
       return;
     }

@@ -7,9 +7,7 @@
 // a non-streamed request returns.
 import { randomBytes } from "node:crypto";
 
-export type DoubleBlock =
-  | { type: "text"; text: string }
-  | { type: "tool_use"; id?: string; name: string; input: unknown };
+export type DoubleBlock = { type: "text"; text: string } | { type: "tool_use"; id?: string; name: string; input: unknown };
 
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence";
 
@@ -72,7 +70,10 @@ export function streamEvents(message: WireMessage, chunkChars = 12): SseEvent[] 
   ];
   message.content.forEach((block, index) => {
     if (block.type === "text") {
-      events.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "text", text: "" } } });
+      events.push({
+        event: "content_block_start",
+        data: { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+      });
       for (const text of pieces(block.text, chunkChars)) {
         events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "text_delta", text } } });
       }

@@ -19,18 +19,14 @@ import { type CommandResult, runCommand } from "../ssh/run-command.js";
 import { type TargetRegistry, targetRegisterContainer } from "../targets/registry.js";
 import { TARGET_NAME } from "../targets/targets-file.js";
 
-const RFC1123_HOSTNAME =
-  /^(?=.{1,63}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const RFC1123_HOSTNAME = /^(?=.{1,63}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 const IPV4_CIDR = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}\/([0-9]|[12]\d|3[0-2])$/;
 
 export const pctCreateInput = z.strictObject({
   node: z.string().regex(TARGET_NAME, "must name a Proxmox node target"),
   hostname: z
     .string()
-    .regex(
-      RFC1123_HOSTNAME,
-      "must be an RFC 1123 host name of at most 63 characters (letters, digits, '-', dots between labels)",
-    ),
+    .regex(RFC1123_HOSTNAME, "must be an RFC 1123 host name of at most 63 characters (letters, digits, '-', dots between labels)"),
   ostemplate: z
     .string()
     .regex(
@@ -51,10 +47,7 @@ export const pctCreateInput = z.strictObject({
     .default("vmbr0"),
   ip: z
     .string()
-    .refine(
-      (v) => v === "dhcp" || IPV4_CIDR.test(v),
-      "must be dhcp or an IPv4 address with prefix length, like 192.168.1.50/24",
-    )
+    .refine((v) => v === "dhcp" || IPV4_CIDR.test(v), "must be dhcp or an IPv4 address with prefix length, like 192.168.1.50/24")
     .default("dhcp"),
   nesting: z.boolean().default(false),
   keyctl: z.boolean().default(false),
@@ -86,9 +79,7 @@ export async function pctCreate(
 ): Promise<{ target: string; node: string; vmid: number; hostname: string }> {
   const parsed = pctCreateInput.safeParse(input);
   if (!parsed.success) {
-    throw new PctCreateError(
-      `pct_create: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"} ${i.message}`).join("; ")}`,
-    );
+    throw new PctCreateError(`pct_create: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"} ${i.message}`).join("; ")}`);
   }
   const p = parsed.data;
   const node = await deps.registry.resolve(p.node);
@@ -132,8 +123,7 @@ export async function pctCreate(
   for (;;) {
     const status = await run(`pct status ${id}`, 15);
     if (status.exitCode === 0 && /status:\s*running/.test(status.stdout)) break;
-    if (Date.now() > deadline)
-      throw failed(`waiting for container ${id} to run (last: ${status.stdout.trim() || "no status"})`, status);
+    if (Date.now() > deadline) throw failed(`waiting for container ${id} to run (last: ${status.stdout.trim() || "no status"})`, status);
     await new Promise((r) => setTimeout(r, 500));
   }
   await withActor(deps.db, ctx.actor, (tx) =>

@@ -61,8 +61,7 @@ function classifyLine(line: string, depth: number): Verdict {
     parsed = parseShell(line);
   } catch (err) {
     if (!(err instanceof ShellParseError)) throw err;
-    if (UNPARSED_DESTRUCTIVE.test(line))
-      verdict.add("destructive", `could not parse (${err.message}) and it names a destructive command`);
+    if (UNPARSED_DESTRUCTIVE.test(line)) verdict.add("destructive", `could not parse (${err.message}) and it names a destructive command`);
     else verdict.add("config_mutation", `could not parse: ${err.message}`);
     return verdict;
   }

@@ -42,10 +42,8 @@ export function isVitalFile(word: Word): boolean {
 export function writeRisk(target: Word, truncates: boolean): { risk: Risk; reason: string } | undefined {
   if (isHarmlessDevice(target)) return undefined;
   if (isBlockDevice(target)) return { risk: "destructive", reason: `writes onto the block device ${target.text}` };
-  if (target.text.startsWith("/dev/"))
-    return { risk: "config_mutation", reason: `writes to the device ${target.text}` };
-  if (truncates && isVitalFile(target))
-    return { risk: "destructive", reason: `overwrites ${target.text}, which the host needs` };
+  if (target.text.startsWith("/dev/")) return { risk: "config_mutation", reason: `writes to the device ${target.text}` };
+  if (truncates && isVitalFile(target)) return { risk: "destructive", reason: `overwrites ${target.text}, which the host needs` };
   return { risk: "config_mutation", reason: `writes to ${target.text}` };
 }
 

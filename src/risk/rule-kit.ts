@@ -62,12 +62,7 @@ export const merge = (...parts: Classification[]): Classification => {
 };
 
 /** Read-only unless the subcommand is in `mutating` or `destroying`; unknown subcommands mutate. */
-export function bySubcommand(
-  tool: string,
-  readOnly: string[],
-  destroying: string[] = [],
-  optsWithValue: string[] = [],
-): Rule {
+export function bySubcommand(tool: string, readOnly: string[], destroying: string[] = [], optsWithValue: string[] = []): Rule {
   return (args) => {
     const rest = afterOptions(args, optsWithValue);
     const sub = rest[0]?.text;

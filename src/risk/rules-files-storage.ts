@@ -2,19 +2,7 @@
 // storage (zfs, zpool, LVM, partitioning, mkfs, wipefs, mdadm, cryptsetup):
 // where data is lost for good.
 import { isBlockDevice, isTemporaryPath, writeRisk } from "./paths.js";
-import {
-  afterOptions,
-  bySubcommand,
-  type Classification,
-  cm,
-  de,
-  has,
-  merge,
-  positional,
-  ro,
-  type Rule,
-  texts,
-} from "./rule-kit.js";
+import { afterOptions, bySubcommand, type Classification, cm, de, has, merge, positional, type Rule, ro, texts } from "./rule-kit.js";
 
 export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   // ─── files ─────────────────────────────────────────────────────────────────
@@ -36,9 +24,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   );
   rules.set("find", (args, ctx) => {
     if (args.some((a) => a.text === "-delete")) {
-      const roots = args.filter(
-        (_a, i) => i < args.findIndex((x) => x.text.startsWith("-")) || !args.some((x) => x.text.startsWith("-")),
-      );
+      const roots = args.filter((_a, i) => i < args.findIndex((x) => x.text.startsWith("-")) || !args.some((x) => x.text.startsWith("-")));
       return roots.length > 0 && roots.every((r) => isTemporaryPath(r))
         ? cm("`find -delete` in a temporary path")
         : de("`find -delete` removes files outside a temporary path");
@@ -47,9 +33,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
     for (let i = 0; i < args.length; i++) {
       if (["-exec", "-execdir", "-ok", "-okdir"].includes(args[i]!.text)) {
         const end = args.findIndex((a, j) => j > i && (a.text === ";" || a.text === "+"));
-        const inner = args
-          .slice(i + 1, end < 0 ? undefined : end)
-          .map((w) => (w.text === "{}" ? { text: "<found>", dynamic: true } : w));
+        const inner = args.slice(i + 1, end < 0 ? undefined : end).map((w) => (w.text === "{}" ? { text: "<found>", dynamic: true } : w));
         parts.push(inner.length > 0 ? ctx.classifyWords(inner) : cm("`find -exec` without a command"));
       }
       if (["-fprint", "-fprintf", "-fls"].includes(args[i]!.text)) parts.push(cm("`find` writes a file"));
@@ -69,9 +53,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
     return w ? { risk: w.risk, reasons: [`dd ${w.reason}`] } : ro();
   });
   rules.set("sed", (args) =>
-    has(args, "-i", "--in-place") || args.some((a) => /^-[a-zA-Z]*i/.test(a.text))
-      ? cm("`sed -i` edits files in place")
-      : ro(),
+    has(args, "-i", "--in-place") || args.some((a) => /^-[a-zA-Z]*i/.test(a.text)) ? cm("`sed -i` edits files in place") : ro(),
   );
   rules.set("awk", (args) =>
     args.some((a) => /system\s*\(|print[^;]*>|\|\s*getline|"\s*\|/.test(a.text))
@@ -85,8 +67,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
     return cm("`tar` writes files");
   });
   rules.set("curl", (args) => {
-    if (has(args, "-o", "-O", "--output", "--remote-name", "-T", "--upload-file"))
-      return cm("`curl` writes a file or uploads");
+    if (has(args, "-o", "-O", "--output", "--remote-name", "-T", "--upload-file")) return cm("`curl` writes a file or uploads");
     const method = args.findIndex((a) => a.text === "-X" || a.text === "--request");
     if (method >= 0 && !/^(GET|HEAD|OPTIONS)$/i.test(args[method + 1]?.text ?? ""))
       return cm(`\`curl -X ${args[method + 1]?.text}\` changes a remote resource`);
@@ -105,8 +86,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
       : cm("`wget` downloads files"),
   );
   rules.set("openssl", (args) =>
-    ["x509", "s_client", "version", "verify", "crl", "ciphers", "dgst", "list"].includes(args[0]?.text ?? "") &&
-    !has(args, "-out")
+    ["x509", "s_client", "version", "verify", "crl", "ciphers", "dgst", "list"].includes(args[0]?.text ?? "") && !has(args, "-out")
       ? ro()
       : cm("`openssl` writes keys or files"),
   );
@@ -116,19 +96,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
     const sub = rest[0]?.text;
     if (
       sub === undefined ||
-      [
-        "status",
-        "log",
-        "diff",
-        "show",
-        "branch",
-        "remote",
-        "rev-parse",
-        "describe",
-        "ls-files",
-        "blame",
-        "tag",
-      ].includes(sub)
+      ["status", "log", "diff", "show", "branch", "remote", "rev-parse", "describe", "ls-files", "blame", "tag"].includes(sub)
     ) {
       if (sub === "branch" && has(rest, "-D", "-d", "--delete")) return cm("`git branch -d` deletes a branch");
       return ro();
@@ -142,11 +110,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
 
   rules.set(
     "zfs",
-    bySubcommand(
-      "zfs",
-      ["list", "get", "help", "version", "diff", "holds", "userspace", "groupspace", "send"],
-      ["destroy", "rollback"],
-    ),
+    bySubcommand("zfs", ["list", "get", "help", "version", "diff", "holds", "userspace", "groupspace", "send"], ["destroy", "rollback"]),
   );
   rules.set(
     "zpool",
@@ -156,18 +120,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
       ["destroy", "labelclear", "create"],
     ),
   );
-  for (const name of [
-    "lvs",
-    "vgs",
-    "pvs",
-    "lvdisplay",
-    "vgdisplay",
-    "pvdisplay",
-    "lvscan",
-    "vgscan",
-    "pvscan",
-    "lsscsi",
-  ])
+  for (const name of ["lvs", "vgs", "pvs", "lvdisplay", "vgdisplay", "pvdisplay", "lvscan", "vgscan", "pvscan", "lsscsi"])
     rules.set(name, () => ro());
   for (const name of ["lvremove", "vgremove", "pvremove", "lvreduce", "pvcreate", "vgreduce"])
     rules.set(name, () => de(`\`${name}\` destroys volume data or metadata`));
@@ -184,9 +137,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   rules.set("mkswap", () => de("`mkswap` overwrites a device"));
   rules.set("blkdiscard", () => de("`blkdiscard` discards every block of a device"));
   rules.set("wipefs", (args) =>
-    has(args, "-a", "--all", "-o", "--offset") && !has(args, "-n", "--no-act")
-      ? de("`wipefs` erases filesystem signatures")
-      : ro(),
+    has(args, "-a", "--all", "-o", "--offset") && !has(args, "-n", "--no-act") ? de("`wipefs` erases filesystem signatures") : ro(),
   );
   rules.set("sgdisk", (args) =>
     has(args, "-p", "--print", "-i", "--info", "-v", "--verify") &&

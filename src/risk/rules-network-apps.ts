@@ -1,27 +1,22 @@
 // Rules for firewalls (iptables, nft, ufw), containers (docker, podman,
 // docker compose, with docker exec looked through) and databases (psql,
 // mysql, redis-cli).
-import { afterOptions, type Classification, cm, de, has, positional, ro, type Rule, texts } from "./rule-kit.js";
+import { afterOptions, type Classification, cm, de, has, positional, type Rule, ro, texts } from "./rule-kit.js";
 
 export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
   // ─── firewall ──────────────────────────────────────────────────────────────
 
   const iptablesRule: Rule = (args, _ctx, name) =>
-    has(args, "-L", "-S", "--list", "--list-rules", "-C", "--check") &&
-    !has(args, "-F", "-A", "-I", "-D", "-X", "-P", "-Z")
+    has(args, "-L", "-S", "--list", "--list-rules", "-C", "--check") && !has(args, "-F", "-A", "-I", "-D", "-X", "-P", "-Z")
       ? ro()
       : cm(`\`${name}\` changes firewall rules`);
   for (const name of ["iptables", "ip6tables", "ebtables", "arptables"]) rules.set(name, iptablesRule);
   rules.set("nft", (args) =>
     positional(args)[0]?.text === "list" || has(args, "--check", "-c") ? ro() : cm("`nft` changes firewall rules"),
   );
-  rules.set("ufw", (args) =>
-    ["status", "show", "version"].includes(args[0]?.text ?? "") ? ro() : cm("`ufw` changes firewall rules"),
-  );
+  rules.set("ufw", (args) => (["status", "show", "version"].includes(args[0]?.text ?? "") ? ro() : cm("`ufw` changes firewall rules")));
   rules.set("pve-firewall", (args) =>
-    ["status", "compile", "localnet", "simulate"].includes(args[0]?.text ?? "")
-      ? ro()
-      : cm("`pve-firewall` changes the firewall"),
+    ["status", "compile", "localnet", "simulate"].includes(args[0]?.text ?? "") ? ro() : cm("`pve-firewall` changes the firewall"),
   );
 
   // ─── containers ────────────────────────────────────────────────────────────
@@ -61,8 +56,7 @@ export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
       return after.length > 1 ? ctx.classifyWords(after.slice(1)) : cm("`docker exec` opens a shell in a container");
     }
     if (!objects.includes(obj ?? "")) verb = obj;
-    else if (obj === "volume" && ["rm", "remove", "prune"].includes(verb ?? ""))
-      return de(`\`docker volume ${verb}\` deletes volume data`);
+    else if (obj === "volume" && ["rm", "remove", "prune"].includes(verb ?? "")) return de(`\`docker volume ${verb}\` deletes volume data`);
     if (obj === "system" && verb === "prune")
       return has(rest, "--volumes")
         ? de("`docker system prune --volumes` deletes volume data")
@@ -89,22 +83,9 @@ export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
     return cm(`\`${name} ${texts(rest.slice(0, 2)).join(" ")}\` changes containers`);
   };
   const composeRule: Rule = (args, _ctx, name) => {
-    const rest = afterOptions(args, [
-      "-f",
-      "--file",
-      "-p",
-      "--project-name",
-      "--project-directory",
-      "--env-file",
-      "--profile",
-      "--ansi",
-    ]);
+    const rest = afterOptions(args, ["-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile", "--ansi"]);
     const verb = rest[0]?.text;
-    if (
-      verb === undefined ||
-      ["ps", "logs", "config", "ls", "images", "top", "version", "port", "events"].includes(verb)
-    )
-      return ro();
+    if (verb === undefined || ["ps", "logs", "config", "ls", "images", "top", "version", "port", "events"].includes(verb)) return ro();
     if ((verb === "down" && has(rest, "-v", "--volumes")) || (verb === "rm" && has(rest, "-v", "--volumes")))
       return de(`\`${name} ${verb} -v\` deletes volume data`);
     return cm(`\`${name} ${verb}\` changes containers`);
@@ -116,10 +97,8 @@ export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
   // ─── databases ─────────────────────────────────────────────────────────────
 
   function sqlRisk(sql: string, tool: string): Classification {
-    if (/\b(drop\s+(database|schema|table)|truncate\b|dropdb)/i.test(sql))
-      return de(`\`${tool}\` drops or truncates data`);
-    if (/\bdelete\s+from\b/i.test(sql) && !/\bwhere\b/i.test(sql))
-      return de(`\`${tool}\` deletes every row of a table`);
+    if (/\b(drop\s+(database|schema|table)|truncate\b|dropdb)/i.test(sql)) return de(`\`${tool}\` drops or truncates data`);
+    if (/\bdelete\s+from\b/i.test(sql) && !/\bwhere\b/i.test(sql)) return de(`\`${tool}\` deletes every row of a table`);
     if (
       /^\s*(select|show|explain|\\[a-z?+]+|describe|desc)\b[^;]*;?\s*$/i.test(sql) &&
       !/\b(into|insert|update|delete|create|alter|grant|revoke|copy)\b/i.test(sql)
@@ -145,21 +124,7 @@ export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
     if (words.some((w) => w === "flushall" || w === "flushdb")) return de("`redis-cli` flushes data");
     const cmd = words.find((w, idx) => !w.startsWith("-") && !["-h", "-p", "-a", "-n"].includes(words[idx - 1] ?? ""));
     return cmd === undefined ||
-      [
-        "get",
-        "info",
-        "keys",
-        "scan",
-        "ping",
-        "ttl",
-        "type",
-        "exists",
-        "mget",
-        "hgetall",
-        "lrange",
-        "dbsize",
-        "monitor",
-      ].includes(cmd)
+      ["get", "info", "keys", "scan", "ping", "ttl", "type", "exists", "mget", "hgetall", "lrange", "dbsize", "monitor"].includes(cmd)
       ? ro()
       : cm(`\`redis-cli ${cmd}\` changes data`);
   });

@@ -1,7 +1,7 @@
 // Rules for the shell itself: commands that only read, and the wrappers
 // whose risk is the risk of what they run (sudo, env, timeout, xargs, nohup,
 // bash -c, su -c, eval, ssh host cmd).
-import { afterOptions, type Classification, cm, de, has, ro, type Rule, type RuleContext, texts } from "./rule-kit.js";
+import { afterOptions, type Classification, cm, de, has, type Rule, type RuleContext, ro, texts } from "./rule-kit.js";
 import type { Word } from "./shell-words.js";
 
 /** Commands that only read state, whatever their arguments. */
@@ -92,8 +92,7 @@ export function registerShellRules(rules: Map<string, Rule>): void {
   for (const sh of ["bash", "sh", "dash", "zsh", "ksh"]) rules.set(sh, shellRule);
   rules.set("su", (args, ctx) => {
     const i = args.findIndex((a) => a.text === "-c" || a.text === "--command");
-    if (i >= 0 && args[i + 1])
-      return args[i + 1]!.dynamic ? cm("`su -c` with a dynamic script") : ctx.classifyLine(args[i + 1]!.text);
+    if (i >= 0 && args[i + 1]) return args[i + 1]!.dynamic ? cm("`su -c` with a dynamic script") : ctx.classifyLine(args[i + 1]!.text);
     return cm("`su` opens a shell");
   });
   rules.set("eval", (args, ctx) => {

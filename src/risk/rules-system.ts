@@ -1,7 +1,7 @@
 // Rules for Proxmox (pct, qm, pvesh, pvesm...), packages (apt, dpkg) and the
 // host's services, logs, power and settings (systemctl, journalctl, reboot,
 // sysctl, ip...).
-import { afterOptions, bySubcommand, cm, de, has, positional, ro, type Rule } from "./rule-kit.js";
+import { afterOptions, bySubcommand, cm, de, has, positional, type Rule, ro } from "./rule-kit.js";
 
 export function registerSystemRules(rules: Map<string, Rule>): void {
   // ─── Proxmox ───────────────────────────────────────────────────────────────
@@ -34,10 +34,7 @@ export function registerSystemRules(rules: Map<string, Rule>): void {
     return cm(`\`pvesh ${sub ?? ""}\` changes cluster state`);
   });
   rules.set("pvecm", bySubcommand("pvecm", ["status", "nodes", "qdevice-status", "help"], ["delnode"]));
-  rules.set(
-    "pvesm",
-    bySubcommand("pvesm", ["status", "list", "path", "help", "scan", "extractconfig"], ["free", "remove"]),
-  );
+  rules.set("pvesm", bySubcommand("pvesm", ["status", "list", "path", "help", "scan", "extractconfig"], ["free", "remove"]));
   rules.set("pveam", bySubcommand("pveam", ["list", "available", "help"]));
   rules.set("vzdump", () => cm("`vzdump` writes a backup"));
   rules.set("pvenode", bySubcommand("pvenode", ["config", "help", "task"]));
@@ -137,20 +134,7 @@ export function registerSystemRules(rules: Map<string, Rule>): void {
       ].includes(sub)
     )
       return ro();
-    if (
-      [
-        "poweroff",
-        "reboot",
-        "halt",
-        "kexec",
-        "suspend",
-        "hibernate",
-        "hybrid-sleep",
-        "rescue",
-        "emergency",
-        "soft-reboot",
-      ].includes(sub)
-    )
+    if (["poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "rescue", "emergency", "soft-reboot"].includes(sub))
       return de(`\`systemctl ${sub}\` takes the host down`);
     if (sub === "isolate") return de("`systemctl isolate` can stop every service on the host");
     return cm(`\`systemctl ${sub}\` changes services`);
@@ -159,25 +143,13 @@ export function registerSystemRules(rules: Map<string, Rule>): void {
     args[1]?.text === "status" || args[0]?.text === "--status-all" ? ro() : cm("`service` changes a service"),
   );
   rules.set("journalctl", (args) =>
-    has(
-      args,
-      "--vacuum-size",
-      "--vacuum-time",
-      "--vacuum-files",
-      "--rotate",
-      "--flush",
-      "--sync",
-      "--relinquish-var",
-      "--setup-keys",
-    )
+    has(args, "--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate", "--flush", "--sync", "--relinquish-var", "--setup-keys")
       ? cm("`journalctl` maintenance changes the journal")
       : ro(),
   );
   for (const name of ["reboot", "poweroff", "halt", "shutdown"]) {
     rules.set(name, (args) =>
-      name === "shutdown" && has(args, "-c")
-        ? cm("cancels a scheduled shutdown")
-        : de(`\`${name}\` takes the host down`),
+      name === "shutdown" && has(args, "-c") ? cm("cancels a scheduled shutdown") : de(`\`${name}\` takes the host down`),
     );
   }
   rules.set("init", (args) =>
@@ -186,9 +158,7 @@ export function registerSystemRules(rules: Map<string, Rule>): void {
       : cm("`init` changes the runlevel"),
   );
   rules.set("telinit", (args) =>
-    ["0", "6", "1", "s", "S"].includes(args[0]?.text ?? "")
-      ? de("`telinit` takes services down")
-      : cm("`telinit` changes the runlevel"),
+    ["0", "6", "1", "s", "S"].includes(args[0]?.text ?? "") ? de("`telinit` takes services down") : cm("`telinit` changes the runlevel"),
   );
   for (const name of ["kill", "pkill", "killall"])
     rules.set(name, (args) => (has(args, "-l", "-L") ? ro() : cm(`\`${name}\` stops processes`)));
@@ -220,14 +190,11 @@ export function registerSystemRules(rules: Map<string, Rule>): void {
   rules.set("ip", (args) => {
     const rest = afterOptions(args, ["-n", "-f", "-family", "-netns"]);
     const verb = rest[1]?.text;
-    if (rest.length <= 1 || verb === undefined || /^(show|list|ls|lst|get)$/.test(verb) || rest[0]!.text === "monitor")
-      return ro();
+    if (rest.length <= 1 || verb === undefined || /^(show|list|ls|lst|get)$/.test(verb) || rest[0]!.text === "monitor") return ro();
     return cm(`\`ip ${rest[0]!.text} ${verb}\` changes networking`);
   });
   rules.set("route", (args) => (positional(args).length === 0 ? ro() : cm("`route` changes routing")));
-  rules.set("mount", (args) =>
-    positional(args).length === 0 && !has(args, "-a", "--all") ? ro() : cm("`mount` changes mounts"),
-  );
+  rules.set("mount", (args) => (positional(args).length === 0 && !has(args, "-a", "--all") ? ro() : cm("`mount` changes mounts")));
   for (const name of [
     "umount",
     "swapon",
@@ -308,13 +275,9 @@ export function registerSystemRules(rules: Map<string, Rule>): void {
     /^(tracking|sources|sourcestats|activity)$/.test(args[0]?.text ?? "") ? ro() : cm("`chronyc` changes time sync"),
   );
   rules.set("ssh-keygen", (args) => (has(args, "-l", "-L", "-F", "-y") ? ro() : cm("`ssh-keygen` writes keys")));
-  rules.set("wg", (args) =>
-    ["show", "showconf", undefined].includes(args[0]?.text) ? ro() : cm("`wg` changes a tunnel"),
-  );
+  rules.set("wg", (args) => (["show", "showconf", undefined].includes(args[0]?.text) ? ro() : cm("`wg` changes a tunnel")));
   rules.set("tailscale", (args) =>
-    ["status", "ip", "version", "netcheck", "ping"].includes(args[0]?.text ?? "")
-      ? ro()
-      : cm("`tailscale` changes the tailnet"),
+    ["status", "ip", "version", "netcheck", "ping"].includes(args[0]?.text ?? "") ? ro() : cm("`tailscale` changes the tailnet"),
   );
   rules.set("fail2ban-client", (args) =>
     ["status", "ping", "get", "version"].includes(args[0]?.text ?? "") ? ro() : cm("`fail2ban-client` changes bans"),

@@ -270,9 +270,7 @@ export class SshPool {
             }, options.hardDeadlineMs);
       const onConnClose = () =>
         finish(
-          new SshConnectionLostError(
-            `the connection to ${endpoint.name} dropped while the command ran; it may or may not have completed`,
-          ),
+          new SshConnectionLostError(`the connection to ${endpoint.name} dropped while the command ran; it may or may not have completed`),
         );
       conn.client.once("close", onConnClose);
       const finish = (err?: Error) => {
@@ -318,9 +316,7 @@ export class SshPool {
           });
         });
       } catch (err) {
-        finish(
-          new SshConnectError(`cannot run a command on ${endpoint.name}: ${(err as Error).message}`, { cause: err }),
-        );
+        finish(new SshConnectError(`cannot run a command on ${endpoint.name}: ${(err as Error).message}`, { cause: err }));
       }
     });
   }

@@ -27,8 +27,7 @@ function wrapped(command: string, timeoutS: number, login: boolean): string {
 }
 
 export function buildRemoteCommand(r: RemoteCommand): string {
-  if (!Number.isInteger(r.timeoutS) || r.timeoutS < 1)
-    throw new Error(`timeout must be a whole number of seconds, got ${r.timeoutS}`);
+  if (!Number.isInteger(r.timeoutS) || r.timeoutS < 1) throw new Error(`timeout must be a whole number of seconds, got ${r.timeoutS}`);
   if (r.vmid !== undefined && r.vmid !== null) {
     return `pct exec ${containerId(r.vmid)} -- bash -c ${shellQuote(wrapped(r.command, r.timeoutS, true))}`;
   }

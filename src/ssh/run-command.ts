@@ -5,8 +5,8 @@
 // even that failed, its channel was closed); a cancel sends SIGTERM to the
 // remote process and only closes the channel after the grace period.
 import type { SshEndpoint, SshPool } from "./connection-pool.js";
-import { buildCancelCommand, buildRemoteCommand, KILL_GRACE_S, PID_MARKER } from "./remote-command.js";
 import type { Redactor } from "./redact.js";
+import { buildCancelCommand, buildRemoteCommand, KILL_GRACE_S, PID_MARKER } from "./remote-command.js";
 
 export interface CommandRequest {
   command: string;
@@ -46,9 +46,7 @@ export async function runCommand(pool: SshPool, endpoint: SshEndpoint, req: Comm
 
   const sendKill = () => {
     if (pid === undefined) return;
-    pool
-      .exec(endpoint, buildCancelCommand(pid, req.vmid), { outputCapBytes: 1024, hardDeadlineMs: 10_000 })
-      .catch(() => close.abort());
+    pool.exec(endpoint, buildCancelCommand(pid, req.vmid), { outputCapBytes: 1024, hardDeadlineMs: 10_000 }).catch(() => close.abort());
   };
   // Cancel: SIGTERM the remote process (as soon as its pid line arrives), and
   // close the channel only if it has not ended after the grace period.
@@ -78,8 +76,7 @@ export async function runCommand(pool: SshPool, endpoint: SshEndpoint, req: Comm
     const err = raw.stderr.result();
     const timedOut =
       !cancelled &&
-      (raw.closedBy === "deadline" ||
-        ((raw.exitCode === 124 || raw.exitCode === 137) && raw.durationMs >= req.timeoutS * 1000 - 50));
+      (raw.closedBy === "deadline" || ((raw.exitCode === 124 || raw.exitCode === 137) && raw.durationMs >= req.timeoutS * 1000 - 50));
     return {
       exitCode: raw.exitCode,
       signal: raw.signal,

@@ -7,10 +7,11 @@
 // even if old rows remain); "<node>/<vmid>" reaches any container on a
 // Proxmox node of the file, registered or not; key material never passes
 // through here, only the path to it.
-import type { SshEndpoint } from "../ssh/connection-pool.js";
+
 import type { Kysely } from "kysely";
-import { withActor, type Tx } from "../db/with-actor.js";
 import type { Database, TargetKind } from "../db/schema.js";
+import { type Tx, withActor } from "../db/with-actor.js";
+import type { SshEndpoint } from "../ssh/connection-pool.js";
 import { type FileTarget, TARGET_NAME } from "./targets-file.js";
 
 export type { SshEndpoint };
@@ -79,12 +80,7 @@ export class TargetRegistry {
 
   async list(): Promise<TargetInfo[]> {
     const direct = [...this.#direct.values()].map((t) => this.#directInfo(t));
-    const containers = await this.#db
-      .selectFrom("targets")
-      .selectAll()
-      .where("kind", "=", "container")
-      .orderBy("name")
-      .execute();
+    const containers = await this.#db.selectFrom("targets").selectAll().where("kind", "=", "container").orderBy("name").execute();
     const reachable = containers.flatMap((c) => {
       const info = this.#containerInfo(c);
       return info ? [info] : [];
@@ -101,9 +97,7 @@ export class TargetRegistry {
     // database (a NUL in a name would make the query itself fail).
     if (!(m ? TARGET_NAME.test(m[1]!) : TARGET_NAME.test(nameOrNodeSlashVmid))) return undefined;
     let query = this.#db.selectFrom("targets").selectAll().where("kind", "=", "container");
-    query = m
-      ? query.where("node", "=", m[1]!).where("vmid", "=", Number(m[2]))
-      : query.where("name", "=", nameOrNodeSlashVmid);
+    query = m ? query.where("node", "=", m[1]!).where("vmid", "=", Number(m[2])) : query.where("name", "=", nameOrNodeSlashVmid);
     const row = await query.executeTakeFirst();
     if (row) return this.#containerInfo(row);
     // "<node>/<vmid>" also reaches a container pct_create did not make (one the
@@ -167,11 +161,7 @@ export async function targetRegisterContainer(
   tx: Tx,
   p: { name: string; node: string; vmid: number; createdBySessionId: string | null },
 ): Promise<void> {
-  const existing = await tx
-    .selectFrom("targets")
-    .select(["name", "kind", "node", "vmid"])
-    .where("name", "=", p.name)
-    .executeTakeFirst();
+  const existing = await tx.selectFrom("targets").select(["name", "kind", "node", "vmid"]).where("name", "=", p.name).executeTakeFirst();
   if (existing && !(existing.kind === "container" && existing.node === p.node)) {
     throw new TargetConflictError(
       `a target named "${p.name}" already exists (${existing.kind}${existing.node ? ` on ${existing.node}` : ""}); choose another hostname`,
@@ -195,9 +185,7 @@ export async function targetRegisterContainer(
       created_by_session_id: p.createdBySessionId,
     })
     .onConflict((oc) =>
-      oc
-        .column("name")
-        .doUpdateSet({ vmid: p.vmid, created_by_session_id: p.createdBySessionId, updated_at: new Date() }),
+      oc.column("name").doUpdateSet({ vmid: p.vmid, created_by_session_id: p.createdBySessionId, updated_at: new Date() }),
     )
     .execute();
 }

@@ -3,7 +3,7 @@
 // TargetsFileError naming the entry (index and name) and the field, and the
 // file's contents other than names never appear in that message.
 import { access, constants, readFile } from "node:fs/promises";
-import { isAbsolute, resolve as resolvePath, dirname } from "node:path";
+import { dirname, isAbsolute, resolve as resolvePath } from "node:path";
 import { z } from "zod";
 
 export const HOST_KEY_SHA256 = /^SHA256:[A-Za-z0-9+/]{43}=?$/;
@@ -17,10 +17,7 @@ export const fileTargetSchema = z.strictObject({
   privateKeyPath: z.string().min(1, "must be a path to a private key file"),
   hostKeySha256: z
     .string()
-    .regex(
-      HOST_KEY_SHA256,
-      "must be an OpenSSH fingerprint like SHA256:abc... (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub)",
-    ),
+    .regex(HOST_KEY_SHA256, "must be an OpenSSH fingerprint like SHA256:abc... (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub)"),
   kind: z.enum(["proxmox", "ssh"]),
 });
 
@@ -74,7 +71,10 @@ export async function loadTargetsFile(file: string): Promise<FileTarget[]> {
     // valid JSON'): keep only where it is, so the file's values never reach a log.
     const where = (err as Error).message.replace(/, ".*" is not valid JSON$/s, "");
     const cause = new SyntaxError(where);
-    throw new TargetsFileError(`${file} is not valid JSON: ${where}${/position \d+/.test(where) ? "" : ` (at position ${jsonErrorPosition(text)})`}`, { cause });
+    throw new TargetsFileError(
+      `${file} is not valid JSON: ${where}${/position \d+/.test(where) ? "" : ` (at position ${jsonErrorPosition(text)})`}`,
+      { cause },
+    );
   }
   return parseTargets(raw, file);
 }

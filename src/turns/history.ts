@@ -35,9 +35,7 @@ export async function historyRows(db: Kysely<Database>, p: { sessionId: string }
     .where("m.session_id", "=", p.sessionId)
     .orderBy("m.id")
     .execute();
-  return rows
-    .filter((r) => r.turn_status !== "queued")
-    .map((r) => ({ id: r.id, kind: r.kind, turnId: r.turn_id, content: r.content }));
+  return rows.filter((r) => r.turn_status !== "queued").map((r) => ({ id: r.id, kind: r.kind, turnId: r.turn_id, content: r.content }));
 }
 
 /** The rows in replay order (see the header). */
@@ -64,9 +62,7 @@ export function historyOrder(rows: ReplayRow[]): ReplayRow[] {
 
 function userBlocks(row: ReplayRow): Block[] {
   if (row.kind === "system_note") {
-    const text = (row.content as Array<{ type?: string; text?: string }>)
-      .map((b) => (b.type === "text" ? (b.text ?? "") : ""))
-      .join("\n");
+    const text = (row.content as Array<{ type?: string; text?: string }>).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("\n");
     return [{ type: "text", text: `${SYSTEM_NOTE_PREFIX}\n${text}` }];
   }
   return row.content as Block[];
@@ -98,7 +94,12 @@ export function historyToParams(rows: ReplayRow[]): Anthropic.MessageParam[] {
     const answered = new Set(content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : [])));
     for (const id of ids) {
       if (!answered.has(id)) {
-        content.push({ type: "tool_result", tool_use_id: id, is_error: true, content: "No result was recorded: the turn was interrupted before this tool finished." });
+        content.push({
+          type: "tool_result",
+          tool_use_id: id,
+          is_error: true,
+          content: "No result was recorded: the turn was interrupted before this tool finished.",
+        });
       }
     }
     next.content = [...content.filter((b) => b.type === "tool_result"), ...content.filter((b) => b.type !== "tool_result")];

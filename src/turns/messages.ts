@@ -35,8 +35,6 @@ export async function messageAppend(
     .values({ session_id: p.sessionId, turn_id: p.turnId, kind: p.kind, content: storableDeep(p.content) })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await sessionEventsAppend(tx, [
-    { sessionId: p.sessionId, turnId: p.turnId, type: "message", data: { message: messageView(row) } },
-  ]);
+  await sessionEventsAppend(tx, [{ sessionId: p.sessionId, turnId: p.turnId, type: "message", data: { message: messageView(row) } }]);
   return row;
 }

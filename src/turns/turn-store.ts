@@ -14,8 +14,8 @@
 // index for the previous turn to commit would otherwise record a start
 // before that turn's end, and the turns of a session would seem to overlap.
 import { type Kysely, sql } from "kysely";
-import type { Database, Turn, TurnKind, TurnStatus } from "../db/schema.js";
 import { isPgError } from "../db/pg-errors.js";
+import type { Database, Turn, TurnKind, TurnStatus } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 
@@ -25,11 +25,7 @@ export async function turnQueue(
   tx: Kysely<Database>,
   p: { sessionId: string; kind: TurnKind; input: Record<string, unknown> },
 ): Promise<Turn> {
-  return tx
-    .insertInto("turns")
-    .values({ session_id: p.sessionId, kind: p.kind, input: p.input })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return tx.insertInto("turns").values({ session_id: p.sessionId, kind: p.kind, input: p.input }).returningAll().executeTakeFirstOrThrow();
 }
 
 /**
@@ -115,19 +111,37 @@ export async function turnRenewLease(db: Kysely<Database>, p: { turnId: string; 
 
 export async function turnFinish(
   db: Kysely<Database>,
-  p: { turnId: string; sessionId: string; status: Exclude<TurnStatus, "queued" | "running" | "cancelled">; iterations: number; error?: string | null; actor: string },
+  p: {
+    turnId: string;
+    sessionId: string;
+    status: Exclude<TurnStatus, "queued" | "running" | "cancelled">;
+    iterations: number;
+    error?: string | null;
+    actor: string;
+  },
 ): Promise<Turn | undefined> {
   return withActor(db, p.actor, async (tx) => {
     const turn = await tx
       .updateTable("turns")
-      .set({ status: p.status, iterations: p.iterations, error: p.error ?? null, finished_at: sql`clock_timestamp()`, lease_expires_at: null })
+      .set({
+        status: p.status,
+        iterations: p.iterations,
+        error: p.error ?? null,
+        finished_at: sql`clock_timestamp()`,
+        lease_expires_at: null,
+      })
       .where("id", "=", p.turnId)
       .where("status", "=", "running")
       .returningAll()
       .executeTakeFirst();
     if (turn) {
       await sessionEventsAppend(tx, [
-        { sessionId: p.sessionId, turnId: p.turnId, type: "turn_finished", data: { turnId: p.turnId, status: p.status, error: p.error ?? undefined } },
+        {
+          sessionId: p.sessionId,
+          turnId: p.turnId,
+          type: "turn_finished",
+          data: { turnId: p.turnId, status: p.status, error: p.error ?? undefined },
+        },
       ]);
     }
     return turn;
@@ -146,7 +160,12 @@ export async function turnsInterruptExpired(db: Kysely<Database>): Promise<Turn[
       .execute();
     await sessionEventsAppend(
       tx,
-      turns.map((t) => ({ sessionId: t.session_id, turnId: t.id, type: "turn_finished" as const, data: { turnId: t.id, status: "interrupted" } })),
+      turns.map((t) => ({
+        sessionId: t.session_id,
+        turnId: t.id,
+        type: "turn_finished" as const,
+        data: { turnId: t.id, status: "interrupted" },
+      })),
     );
     return turns;
   });

@@ -16,20 +16,20 @@
 //   notes, model text or command output): forward assent decides the
 //   session's pending approvals, a revocation closes its window and stops
 //   its running turn.
-import { isPgError } from "../db/pg-errors.js";
-import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
-import { turnQueueContinuation } from "./continuation-queue.js";
+
 import { type Kysely, sql } from "kysely";
+import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
 import { approvalViews } from "../approvals/approval-view.js";
 import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
 import { assentParse } from "../assent/vocabulary.js";
 import { assentWindowRevoke } from "../assent/window.js";
+import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
+import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import type { Database } from "../db/schema.js";
-import { retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import { withActor } from "../db/with-actor.js";
 import { EventWriter } from "../events/event-writer.js";
 import type { Logger } from "../log/logger.js";
-import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
+import { turnQueueContinuation } from "./continuation-queue.js";
 import { messageAppend } from "./messages.js";
 import { RESUME_REASON, resumeNote, shouldResume } from "./resume.js";
 import {
@@ -80,7 +80,10 @@ export class TurnInputError extends Error {
 /** The session does not exist (the HTTP layer answers 404). */
 export class TurnSessionNotFoundError extends Error {
   override name = "TurnSessionNotFoundError";
-  constructor(readonly sessionId: string, options?: ErrorOptions) {
+  constructor(
+    readonly sessionId: string,
+    options?: ErrorOptions,
+  ) {
     super(`session ${sessionId} does not exist`, options);
   }
 }
@@ -273,13 +276,16 @@ export class Turns {
     // The heartbeat keeps the lease while a long step runs; a turn whose lease
     // was taken (declared lost by another process) stops here.
     const lost = new AbortController();
-    const heartbeat = setInterval(() => {
-      turnRenewLease(this.deps.db, { turnId })
-        .then((alive) => {
-          if (!alive) lost.abort(new Error("this turn's lease was lost"));
-        })
-        .catch((err: unknown) => log.warn({ err }, "could not renew the turn's lease"));
-    }, (TURN_LEASE_SECONDS * 1000) / 4);
+    const heartbeat = setInterval(
+      () => {
+        turnRenewLease(this.deps.db, { turnId })
+          .then((alive) => {
+            if (!alive) lost.abort(new Error("this turn's lease was lost"));
+          })
+          .catch((err: unknown) => log.warn({ err }, "could not renew the turn's lease"));
+      },
+      (TURN_LEASE_SECONDS * 1000) / 4,
+    );
     heartbeat.unref();
     let outcome: AgentTurnOutcome;
     let resume = false;
@@ -328,7 +334,14 @@ export class Turns {
   private async resume(sessionId: string, error: string, log: Logger): Promise<void> {
     try {
       await retryWhileDbUnavailable(
-        () => turnQueueContinuation(this.deps.db, { sessionId, actor: `system:${this.owner}`, notes: [resumeNote(error)], executionIds: [], reason: RESUME_REASON }),
+        () =>
+          turnQueueContinuation(this.deps.db, {
+            sessionId,
+            actor: `system:${this.owner}`,
+            notes: [resumeNote(error)],
+            executionIds: [],
+            reason: RESUME_REASON,
+          }),
         { forMs: (TURN_LEASE_SECONDS * 1000) / 2 },
       );
       log.warn({ error }, "turn cut off by a database outage; resuming it");
@@ -346,30 +359,41 @@ export class Turns {
   private async decideByWords(sessionId: string, text: string, assent: boolean, actor: string): Promise<string[]> {
     const pending = await approvalViews(this.deps.db, { sessionId, status: "pending" });
     // Punctuation around the phrase ("destroy 105.", "`destroy 105`") does not matter; its words do.
-    const lowered = ` ${text.toLowerCase().replace(/[.,!?;:"'`()]/g, " ").replace(/\s+/g, " ")} `;
+    const lowered = ` ${text
+      .toLowerCase()
+      .replace(/[.,!?;:"'`()]/g, " ")
+      .replace(/\s+/g, " ")} `;
     const notes: string[] = [];
     for (const a of pending) {
       const typed = a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
       if (!(typed || (assent && a.confirmationPhrase === null))) continue;
       try {
         // No onApprovalsSettled here: this chat turn itself carries the decision to the agent.
-        await approvalDecide({ ...this.deps.approvals, onApprovalsSettled: undefined }, {
-          approvalId: a.id,
-          decision: "approve",
-          ...(typed ? { confirmation: a.confirmationPhrase! } : {}),
-          actor,
-          via: "chat",
-        });
+        await approvalDecide(
+          { ...this.deps.approvals, onApprovalsSettled: undefined },
+          {
+            approvalId: a.id,
+            decision: "approve",
+            ...(typed ? { confirmation: a.confirmationPhrase! } : {}),
+            actor,
+            via: "chat",
+          },
+        );
         const what = a.kind === "plan" ? `plan ${a.planId} ("${a.goal}")` : `execution ${a.executionId} (${a.command} on ${a.target})`;
         notes.push(`The operator approved ${what} in chat (approval ${a.id}).`);
       } catch (err) {
         this.deps.log.warn({ err, approvalId: a.id }, "approval by chat not applied");
       }
     }
-    const stillNeedPhrase = pending.filter((a) => a.confirmationPhrase !== null && !lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `));
+    const stillNeedPhrase = pending.filter(
+      (a) => a.confirmationPhrase !== null && !lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `),
+    );
     if (assent && stillNeedPhrase.length > 0) {
       notes.push(
-        ...stillNeedPhrase.map((a) => `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until the operator types "${a.confirmationPhrase}".`),
+        ...stillNeedPhrase.map(
+          (a) =>
+            `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until the operator types "${a.confirmationPhrase}".`,
+        ),
       );
     }
     return notes;

@@ -5,14 +5,14 @@
 // double's policy. Everything is stopped after the file.
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll } from "vitest";
-import { agentTurn, type AgentDeps } from "../../src/agent/loop.js";
+import { type AgentDeps, agentTurn } from "../../src/agent/loop.js";
 import type { ApprovalDeps } from "../../src/approvals/decide.js";
 import { sessionEventsAfter } from "../../src/events/session-events.js";
 import { createLogger } from "../../src/log/logger.js";
 import { type MessagesDouble, startMessagesDouble } from "../../src/model-double/messages-double.js";
 import { Turns } from "../../src/turns/turns.js";
-import { dbExecutionsPort, type TestPortOptions } from "./db-executions-port.js";
 import type { TestDatabase } from "./database.js";
+import { dbExecutionsPort, type TestPortOptions } from "./db-executions-port.js";
 
 export const TEST_SOUL = "You are Nomos (test soul).";
 

@@ -4,9 +4,9 @@
 // (a queued turn, a decided approval, a closed window) through the real
 // tables, so the routes' answers come from the database as in production.
 import { sql } from "kysely";
+import { operatorCreate } from "../../src/auth/operators.js";
 import { connect, type Db } from "../../src/db/connect.js";
 import { withActor } from "../../src/db/with-actor.js";
-import { operatorCreate } from "../../src/auth/operators.js";
 import type { AgentPort, ApiDeps, DecideApprovalParams, ExecutionsPort } from "../../src/http/api-deps.js";
 import { createApp } from "../../src/http/app.js";
 import { SessionEventHub } from "../../src/http/session-event-hub.js";
@@ -93,11 +93,7 @@ export interface ApiHarness {
 }
 
 /** An app on the given pool, with its own LISTEN connection (one "process"). */
-export async function startApi(
-  db: Db,
-  url: string,
-  overrides: Partial<Omit<ApiDeps, "log" | "db">> = {},
-): Promise<ApiHarness> {
+export async function startApi(db: Db, url: string, overrides: Partial<Omit<ApiDeps, "log" | "db">> = {}): Promise<ApiHarness> {
   const log = createLogger({ level: "silent" });
   const listenDb = connect(url, { max: 1, applicationName: "nomos-events" });
   const hub = new SessionEventHub(listenDb.sql, log);

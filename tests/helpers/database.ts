@@ -11,7 +11,7 @@
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, beforeAll, inject } from "vitest";
-import { connect, type ConnectOptions, type Db } from "../../src/db/connect.js";
+import { type ConnectOptions, connect, type Db } from "../../src/db/connect.js";
 import { withDatabase } from "./postgres-source.js";
 
 export interface TestDatabase {

@@ -31,7 +31,13 @@ export interface TestPortOptions {
   respond?: (target: string, command: string) => HostReply | Promise<HostReply>;
 }
 
-const toTarget = (r: { name: string; kind: string; node: string | null; vmid: number | null; created_by_session_id: string | null }): AgentTarget => ({
+const toTarget = (r: {
+  name: string;
+  kind: string;
+  node: string | null;
+  vmid: number | null;
+  created_by_session_id: string | null;
+}): AgentTarget => ({
   name: r.name,
   kind: r.kind as AgentTarget["kind"],
   node: r.node,

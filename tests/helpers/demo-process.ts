@@ -24,7 +24,8 @@ export interface DemoProcess {
  * demo's entry directly, as a process manager would, so SIGTERM reaches it.
  */
 export async function startDemo(env: Record<string, string>, via: "npm" | "node" = "npm"): Promise<DemoProcess> {
-  const [command, args] = via === "npm" ? ["npm", ["run", "--silent", "demo"]] : [process.execPath, ["--import", "tsx", "src/demo/demo-cli.ts"]];
+  const [command, args] =
+    via === "npm" ? ["npm", ["run", "--silent", "demo"]] : [process.execPath, ["--import", "tsx", "src/demo/demo-cli.ts"]];
   const child = spawn(command as string, args as string[], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME ?? "/tmp", PORT: "0", NOMOS_LOG_FORMAT: "json", ...env },
     stdio: ["ignore", "pipe", "pipe"],

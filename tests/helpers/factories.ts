@@ -1,8 +1,7 @@
 // Rows with sensible defaults, for tests that need a session, a target or an
 // execution to exist without caring about every column. Each takes the
 // overrides it is given and returns the inserted row.
-import type { Kysely } from "kysely";
-import type { Insertable } from "kysely";
+import type { Insertable, Kysely } from "kysely";
 import type { Database } from "../../src/db/schema.js";
 
 type Db = Kysely<Database>;

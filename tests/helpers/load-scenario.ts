@@ -111,8 +111,9 @@ export async function runLoad(db: Db, url: string, o: LoadOptions): Promise<Load
       while (next < due.length && due[next]!.at <= now) batch.push(due[next++]!.id);
       // One UPDATE per execution, as runners commit them (each its own NOTIFY).
       await Promise.all(
-        batch.map((id) =>
-          db.sql`UPDATE executions SET status = 'completed', exit_code = 0, stdout = 'done', finished_at = now(), lease_expires_at = NULL WHERE id = ${id}`,
+        batch.map(
+          (id) =>
+            db.sql`UPDATE executions SET status = 'completed', exit_code = 0, stdout = 'done', finished_at = now(), lease_expires_at = NULL WHERE id = ${id}`,
         ),
       );
       await new Promise((r) => setTimeout(r, 5));
@@ -146,7 +147,9 @@ export async function runLoad(db: Db, url: string, o: LoadOptions): Promise<Load
     const lat = await sql<{ dispatch_ms: number; agent_ms: number }>`
       SELECT extract(epoch FROM t.created_at - e.finished_at) * 1000 AS dispatch_ms,
              extract(epoch FROM t.started_at - e.finished_at) * 1000 AS agent_ms
-        FROM nomos_plan_executions l JOIN executions e ON e.id = l.execution_id JOIN turns t ON t.id = l.delivered_turn_id`.execute(db.kysely);
+        FROM nomos_plan_executions l JOIN executions e ON e.id = l.execution_id JOIN turns t ON t.id = l.delivered_turn_id`.execute(
+      db.kysely,
+    );
     // A queued turn coalesced into the one that ran instead ends 'cancelled'
     // by design (its notes ride that turn): it is not a turn that failed.
     const turns = await sql<{ status: string; owner: string | null; n: string }>`
@@ -162,7 +165,9 @@ export async function runLoad(db: Db, url: string, o: LoadOptions): Promise<Load
       notDeliveredOnce,
       overlapping,
       pendingAtEnd: pending,
-      turnsNotCompleted: turns.rows.filter((r) => r.status !== "completed" && r.status !== "coalesced").reduce((a, r) => a + Number(r.n), 0),
+      turnsNotCompleted: turns.rows
+        .filter((r) => r.status !== "completed" && r.status !== "coalesced")
+        .reduce((a, r) => a + Number(r.n), 0),
       turnStatuses: Object.fromEntries(
         [...new Set(turns.rows.map((r) => r.status))].map((st) => [
           st,

@@ -7,14 +7,14 @@
 //   const sshd = await startOpenSshServer();   // throws if sshd is absent
 //   sshd.endpoint()  // pinned to its host key, with the generated client key
 //   await sshd.stop();
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { sha256Fingerprint } from "../../src/ssh/fingerprint.js";
 import type { SshEndpoint } from "../../src/ssh/connection-pool.js";
+import { sha256Fingerprint } from "../../src/ssh/fingerprint.js";
 
 export const SSHD_PATH = "/usr/sbin/sshd";
 export const sshdAvailable = () => existsSync(SSHD_PATH);
@@ -65,8 +65,7 @@ export async function startOpenSshServer(): Promise<OpenSshServer> {
   if (!sshdAvailable()) throw new Error(`${SSHD_PATH} is not installed (apt-get install -y openssh-server)`);
   const dir = await mkdtemp(join(tmpdir(), "nomos-sshd-"));
   const username = loginUser();
-  const keygen = (file: string) =>
-    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "nomos-test", "-f", file]);
+  const keygen = (file: string) => execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "nomos-test", "-f", file]);
   keygen(join(dir, "host_ed25519"));
   keygen(join(dir, "client_ed25519"));
   await writeFile(join(dir, "authorized_keys"), await readFile(join(dir, "client_ed25519.pub")));

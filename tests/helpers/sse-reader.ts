@@ -56,8 +56,7 @@ export class SseReader {
   }
 
   private parse(): void {
-    let at: number;
-    while ((at = this.buffer.indexOf("\n\n")) >= 0) {
+    for (let at = this.buffer.indexOf("\n\n"); at >= 0; at = this.buffer.indexOf("\n\n")) {
       const block = this.buffer.slice(0, at);
       this.buffer = this.buffer.slice(at + 2);
       const m: SseMessage = { event: "message", data: "" };

@@ -12,10 +12,10 @@ import { z } from "zod";
 import { operatorLoginCreate, operatorLoginDelete } from "../../auth/logins.js";
 import { type AuthEnv, identify, requireOperator, SESSION_COOKIE } from "../../auth/middleware.js";
 import {
+  type OperatorInfo,
   operatorCount,
   operatorCreate,
   operatorGetByUsername,
-  type OperatorInfo,
   PASSWORD_MIN,
   USERNAME_PATTERN,
 } from "../../auth/operators.js";

@@ -4,7 +4,7 @@
 // approval cards with Approve/Reject and, for destructive steps, the typed
 // confirmation. All text goes into the page as text, never as HTML.
 import { useEffect, useState } from "hono/jsx/dom";
-import { api, ApiError } from "./api.js";
+import { ApiError, api } from "./api.js";
 import type { Approval, Execution, Part, PlanStep } from "./timeline.js";
 import { executionFrom } from "./timeline.js";
 
@@ -39,7 +39,8 @@ function CancelButton({ execution, ctx }: { execution: Execution; ctx: CardConte
   // A step still waiting for approval is rejected, not cancelled; a finished one is history.
   if (execution.status !== "approved" && execution.status !== "running") return null;
   return (
-    <button type="button"
+    <button
+      type="button"
       class="btn small danger-outline"
       disabled={busy}
       onClick={async () => {
@@ -64,9 +65,10 @@ export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>;
   const target = String(part.input.target ?? part.input.node ?? execution?.target ?? "");
   const command = String(part.input.command ?? (part.name === "pct_create" ? `pct create ${String(part.input.hostname ?? "")}` : ""));
   const running = !part.result;
-  const output = execution && (execution.stdout || execution.stderr || execution.error)
-    ? [execution.stdout, execution.stderr, execution.error].filter(Boolean).join("\n")
-    : (part.result?.text ?? "");
+  const output =
+    execution && (execution.stdout || execution.stderr || execution.error)
+      ? [execution.stdout, execution.stderr, execution.error].filter(Boolean).join("\n")
+      : (part.result?.text ?? "");
   return (
     <details class={`card tool${part.result?.isError ? " is-error" : ""}`} data-tool={part.name}>
       <summary>
@@ -83,9 +85,7 @@ export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>;
         )}
       </summary>
       <div class="tool-body">
-        {Object.keys(part.input).length > 0 && (
-          <pre class="input">{JSON.stringify(part.input, null, 2)}</pre>
-        )}
+        {Object.keys(part.input).length > 0 && <pre class="input">{JSON.stringify(part.input, null, 2)}</pre>}
         {output !== "" && <pre class="output">{output}</pre>}
         {execution && <CancelButton execution={execution} ctx={ctx} />}
       </div>
@@ -144,7 +144,11 @@ function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
           Reject
         </button>
       </div>
-      {error && <div class="form-error" role="alert">{error}</div>}
+      {error && (
+        <div class="form-error" role="alert">
+          {error}
+        </div>
+      )}
     </div>
   );
 }

@@ -14,9 +14,9 @@ import {
   type Approval,
   applyEvent,
   approvalFrom,
+  type Execution,
   emptyTimeline,
   entries,
-  type Execution,
   runningTurn,
   type Timeline,
   type Turn,
@@ -69,16 +69,14 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
       ) : (
         <span class="badge">Working…</span>
       )}
-      <button type="button"
+      <button
+        type="button"
         class="btn stop"
         disabled={stopping}
         onClick={async () => {
           setStopping(true);
           try {
-            const r = await api<{ assent: { open: boolean; expiresAt: string | null } }>(
-              "DELETE",
-              `/api/sessions/${sessionId}/assent`,
-            );
+            const r = await api<{ assent: { open: boolean; expiresAt: string | null } }>("DELETE", `/api/sessions/${sessionId}/assent`);
             onAssent({ open: r.assent.open, expiresAt: r.assent.expiresAt });
           } catch (err) {
             alert((err as Error).message);
@@ -118,10 +116,18 @@ function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
         ) : p.type === "approval" ? (
           <ApprovalCard approvalId={p.approvalId} ctx={ctx} />
         ) : (
-          <div class="turn-error" role="alert">{p.message}</div>
+          <div class="turn-error" role="alert">
+            {p.message}
+          </div>
         ),
       )}
-      {turn.status === "running" && <div class="typing" role="status" aria-label="Nomos is working"><i /><i /><i /></div>}
+      {turn.status === "running" && (
+        <div class="typing" role="status" aria-label="Nomos is working">
+          <i />
+          <i />
+          <i />
+        </div>
+      )}
       {turn.status === "aborted" && <div class="turn-note">Stopped by the operator.</div>}
       {turn.status === "failed" && <div class="turn-note">This turn failed.</div>}
     </article>
@@ -195,9 +201,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       onChanged(); // the session list's pending count
     },
     onExecution: (x: Execution, options?: { ifAbsent?: boolean }) =>
-      setT((prev) =>
-        options?.ifAbsent && prev.executions[x.id] ? prev : { ...prev, executions: { ...prev.executions, [x.id]: x } },
-      ),
+      setT((prev) => (options?.ifAbsent && prev.executions[x.id] ? prev : { ...prev, executions: { ...prev.executions, [x.id]: x } })),
   };
 
   const send = async () => {
@@ -210,7 +214,13 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       ...prev,
       operator: [
         ...prev.operator,
-        { key, text: words, pending: true, local: true, at: prev.lastAt ? new Date(Date.parse(prev.lastAt) + 1).toISOString() : new Date().toISOString() },
+        {
+          key,
+          text: words,
+          pending: true,
+          local: true,
+          at: prev.lastAt ? new Date(Date.parse(prev.lastAt) + 1).toISOString() : new Date().toISOString(),
+        },
       ],
     }));
     follow.current = true;
@@ -240,9 +250,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
           follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
         }}
       >
-        {list.length === 0 && (
-          <div class="empty">Ask Nomos for something: “Create a Debian container on pve1 running nginx”.</div>
-        )}
+        {list.length === 0 && <div class="empty">Ask Nomos for something: “Create a Debian container on pve1 running nginx”.</div>}
         {list.map((e) =>
           e.kind === "operator" ? (
             <div class={`msg operator${e.message.pending ? " pending" : ""}`}>
@@ -278,7 +286,11 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
           Send
         </button>
       </form>
-      {sendError && <div class="form-error" role="alert">{sendError}</div>}
+      {sendError && (
+        <div class="form-error" role="alert">
+          {sendError}
+        </div>
+      )}
     </div>
   );
 }

@@ -47,7 +47,12 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
         ))}
         <label>
           Username
-          <input name="username" autocomplete="username" value={username} onInput={(e: Event) => setUsername((e.target as HTMLInputElement).value)} />
+          <input
+            name="username"
+            autocomplete="username"
+            value={username}
+            onInput={(e: Event) => setUsername((e.target as HTMLInputElement).value)}
+          />
         </label>
         <label>
           Password
@@ -59,7 +64,11 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
             onInput={(e: Event) => setPassword((e.target as HTMLInputElement).value)}
           />
         </label>
-        {error && <div class="form-error" role="alert">{error}</div>}
+        {error && (
+          <div class="form-error" role="alert">
+            {error}
+          </div>
+        )}
         <button class="btn primary" type="submit">
           {setup ? "Create operator" : "Log in"}
         </button>
@@ -107,13 +116,18 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           {sessions.map((s) => (
             <a class={`session${s.id === current ? " current" : ""}`} href={`#/s/${s.id}`}>
               <span class="session-title">{s.title}</span>
-              {s.pendingApprovals > 0 && <span class="pending-count" title="approvals waiting">{s.pendingApprovals}</span>}
+              {s.pendingApprovals > 0 && (
+                <span class="pending-count" title="approvals waiting">
+                  {s.pendingApprovals}
+                </span>
+              )}
             </a>
           ))}
         </nav>
         <div class="who">
           {me.operator?.username}
-          <button type="button"
+          <button
+            type="button"
             class="btn small link"
             onClick={async () => {
               await api("POST", "/api/logout");
@@ -132,11 +146,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           <p class="notice">{n}</p>
         ))}
         {current ? (
-          <Chat
-            sessionId={current}
-            listTitle={sessions.find((s) => s.id === current)?.title}
-            onChanged={() => void load()}
-          />
+          <Chat sessionId={current} listTitle={sessions.find((s) => s.id === current)?.title} onChanged={() => void load()} />
         ) : (
           <div class="welcome">
             <p>Pick a session, or start a new one.</p>

@@ -227,9 +227,7 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
     case "approval_requested": {
       const a = approvalFrom((d.approval as Record<string, unknown>) ?? {});
       t.approvals[a.id] = { ...t.approvals[a.id], ...a };
-      const shown = t.turns.some((x) =>
-        x.parts.some((p) => (p.type === "plan" || p.type === "approval") && p.approvalId === a.id),
-      );
+      const shown = t.turns.some((x) => x.parts.some((p) => (p.type === "plan" || p.type === "approval") && p.approvalId === a.id));
       if (a.kind !== "plan" && !shown) turnFor(t, e).parts.push({ type: "approval", approvalId: a.id });
       break;
     }
