@@ -16,6 +16,7 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from "../src/db/embedded
 import { executionCreate, LOST_LEASE_MESSAGE } from "../src/executions/lifecycle.js";
 import { createLogger } from "../src/log/logger.js";
 import { type MessagesDouble, startMessagesDouble } from "../src/model-double/messages-double.js";
+import { RESUME_REASON } from "../src/turns/resume.js";
 import { type ServiceProcess, startService } from "./helpers/service-process.js";
 import { SshTestHost } from "./helpers/ssh-test-host.js";
 
@@ -171,11 +172,21 @@ describe("PostgreSQL restarted mid-scenario", () => {
       .toBe(0);
     const turnStates = await db.kysely
       .selectFrom("turns")
-      .select(["status", "error"])
+      .select(["status", "error", "input"])
       .where("session_id", "=", session.id)
       .orderBy("created_at")
       .execute();
-    console.log(`restart turns: ${JSON.stringify(turnStates.map((r) => (r.error ? `${r.status} (${r.error})` : r.status)))}`);
+    const reasonOf = (r: { input: unknown }) => (r.input as { reason?: string } | null)?.reason;
+    console.log(
+      `restart turns: ${JSON.stringify(turnStates.map((r) => `${r.status}${reasonOf(r) === RESUME_REASON ? " [resume]" : ""}${r.error ? ` (${r.error})` : ""}`))}`,
+    );
+    // A turn fails only when the restart cuts it off (a connection error),
+    // and each such turn, unless it was itself a resume, is resumed once.
+    const cutOff = turnStates.filter(
+      (r) => r.status === "failed" && /CONNECTION_|ECONN|EPIPE|terminating connection|the database system/i.test(r.error ?? ""),
+    );
+    expect(turnStates.filter((r) => r.status === "failed")).toEqual(cutOff);
+    expect(turnStates.filter((r) => reasonOf(r) === RESUME_REASON).length).toBe(cutOff.filter((r) => reasonOf(r) !== RESUME_REASON).length);
     const counts = await deliveries(session.id);
     expect(counts.size).toBe(10);
     expect([...counts.values()]).toEqual(Array(10).fill(1));
