@@ -40,11 +40,6 @@ export class PgProxy {
     return proxy;
   }
 
-  /** How many client connections are being relayed now. */
-  get connections(): number {
-    return this.open.size / 2;
-  }
-
   /** Drop every relayed connection at once (both sides reset). */
   cutAll(): void {
     for (const socket of this.open) socket.resetAndDestroy();
