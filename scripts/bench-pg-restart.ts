@@ -70,7 +70,7 @@ function startWorkload(name: string, postgres: Postgres, url: string): Workload 
     connection: { application_name: `bench-${name}` },
   });
   const kysely = new Kysely<unknown>({ dialect: new PostgresJSDialect({ postgres: pool }) });
-  const w: Workload = { name, done: 0, failed: 0, longest: 0, pending: new Map(), stop: async () => {} };
+  const w: Workload = { name, done: 0, failed: 0, longest: 0, pending: new Map(), stop };
   let next = 0;
   let running = true;
   async function op(kind: string, work: () => Promise<unknown>) {
@@ -101,12 +101,12 @@ function startWorkload(name: string, postgres: Postgres, url: string): Workload 
       await new Promise((r) => setTimeout(r, 5));
     }
   });
-  w.stop = async () => {
+  async function stop() {
     running = false;
     // Stuck loops never end; give the others a moment, then cut the pool.
     await Promise.race([Promise.all(loops), new Promise((r) => setTimeout(r, 2000))]);
     await pool.end({ timeout: 0 }).catch(() => {});
-  };
+  }
   return w;
 }
 

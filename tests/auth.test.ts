@@ -20,6 +20,17 @@ afterAll(async () => {
   await h.close();
 });
 
+/** The actor the audit trail names for a session's creation. */
+const sessionCreatedBy = async (id: string) =>
+  (
+    await t.db.kysely
+      .selectFrom("audit.events")
+      .select("actor")
+      .where("table_name", "=", "sessions")
+      .where("row_key", "=", id)
+      .executeTakeFirstOrThrow()
+  ).actor;
+
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   h.app.request(path, {
     method: "POST",
@@ -155,13 +166,7 @@ describe("who may call /api", () => {
     });
     expect(res.status).toBe(201);
     const { id } = (await res.json()) as { id: string };
-    const audit = await t.db.kysely
-      .selectFrom("audit.events")
-      .select("actor")
-      .where("table_name", "=", "sessions")
-      .where("row_key", "=", id)
-      .executeTakeFirstOrThrow();
-    expect(audit.actor).toBe("operator:api-token");
+    expect(await sessionCreatedBy(id)).toBe("operator:api-token");
   });
 
   it("an operator's own token from POST /api/tokens works as Bearer and audits under their name", async () => {
@@ -176,13 +181,7 @@ describe("who may call /api", () => {
     });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    const audit = await t.db.kysely
-      .selectFrom("audit.events")
-      .select("actor")
-      .where("table_name", "=", "sessions")
-      .where("row_key", "=", id)
-      .executeTakeFirstOrThrow();
-    expect(audit.actor).toBe("operator:bob");
+    expect(await sessionCreatedBy(id)).toBe("operator:bob");
   });
 });
 

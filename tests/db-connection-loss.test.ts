@@ -12,11 +12,10 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createConnection, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Kysely, sql } from "kysely";
-import { PostgresJSDialect } from "kysely-postgres-js";
+import { sql } from "kysely";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Db, reconnectDelaySeconds } from "../src/db/connect.js";
+import { connect, type Db, reconnectDelaySeconds } from "../src/db/connect.js";
 import { assertDriverPatched, unpatchedDriverError } from "../src/db/driver-patch.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { PgProxy } from "./helpers/pg-proxy.js";
@@ -110,43 +109,34 @@ describe("a server that drops every connection and refuses new ones for a while"
   });
 
   it("fails what waits meanwhile, and then a pool of one connection serves every kind of query again", async () => {
-    const sqlOverProxy = postgres(proxy.url, { max: 1, onnotice: () => {}, connection: { application_name: "loss-proxy" } });
-    const kysely = new Kysely<unknown>({ dialect: new PostgresJSDialect({ postgres: sqlOverProxy }) });
+    // Nomos's own pool (connect()), reaching PostgreSQL through the relay.
+    const db = connect(proxy.url, { max: 1, applicationName: "loss-proxy" });
     try {
-      await sql`SELECT 1`.execute(kysely);
+      await sql`SELECT 1`.execute(db.kysely);
       proxy.refuse(true);
       proxy.cutAll();
       // Plain queries, Kysely queries (each on a reserved connection) and
       // transactions, all while nothing can connect: each one settles.
       const during = await Promise.allSettled([
-        sqlOverProxy`SELECT 1`,
-        sql`SELECT 1`.execute(kysely),
-        sql`SELECT 2`.execute(kysely),
-        kysely.transaction().execute((trx) => sql`SELECT 3`.execute(trx)),
+        db.sql`SELECT 1`,
+        sql`SELECT 1`.execute(db.kysely),
+        sql`SELECT 2`.execute(db.kysely),
+        db.kysely.transaction().execute((trx) => sql`SELECT 3`.execute(trx)),
       ]);
       expect(during.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "rejected"]);
 
       proxy.refuse(false);
-      await expect
-        .poll(
-          () =>
-            sql`SELECT 1`.execute(kysely).then(
-              () => true,
-              () => false,
-            ),
-          { timeout: 10_000 },
-        )
-        .toBe(true);
+      await answers(db);
       const after = await Promise.all([
-        ...Array.from({ length: 10 }, (_, i) => sql<{ n: number }>`SELECT ${i}::int AS n`.execute(kysely).then((r) => r.rows[0]?.n)),
+        ...Array.from({ length: 10 }, (_, i) => sql<{ n: number }>`SELECT ${i}::int AS n`.execute(db.kysely).then((r) => r.rows[0]?.n)),
         ...Array.from({ length: 5 }, (_, i) =>
-          kysely.transaction().execute((trx) => sql<{ n: number }>`SELECT ${i}::int AS n`.execute(trx).then((r) => r.rows[0]?.n)),
+          db.kysely.transaction().execute((trx) => sql<{ n: number }>`SELECT ${i}::int AS n`.execute(trx).then((r) => r.rows[0]?.n)),
         ),
-        sqlOverProxy<{ n: number }[]>`SELECT 99::int AS n`.then((r) => r[0]?.n),
+        db.sql<{ n: number }[]>`SELECT 99::int AS n`.then((r) => r[0]?.n),
       ]);
       expect(after).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 99]);
     } finally {
-      await sqlOverProxy.end({ timeout: 1 });
+      await db.close();
     }
   });
 });

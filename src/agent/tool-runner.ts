@@ -116,23 +116,23 @@ async function runCommand(
   const actor = `agent:${ctx.sessionId}`;
   const description = "description" in input ? (input.description ?? null) : null;
   const timeoutS = "timeout_s" in input ? input.timeout_s : undefined;
+  // What every execution this call creates carries, whatever its gate.
+  const step = {
+    sessionId: ctx.sessionId,
+    planId: window.planId,
+    turnId: ctx.turnId,
+    target: target.name,
+    command: input.command,
+    description,
+    risk,
+    ...(timeoutS !== undefined ? { timeoutS } : {}),
+  };
 
   if (gate.action === "ask") {
     // Gated steps run asynchronously once approved: the runner picks them up
     // and the result comes back as a continuation.
     const { execution, approvalId } = await withActor(deps.db, actor, async (tx) => {
-      const execution = await deps.executions.create(tx, {
-        sessionId: ctx.sessionId,
-        planId: window.planId,
-        turnId: ctx.turnId,
-        target: target.name,
-        command: input.command,
-        description,
-        risk,
-        mode: "async",
-        status: "pending_approval",
-        ...(timeoutS !== undefined ? { timeoutS } : {}),
-      });
+      const execution = await deps.executions.create(tx, { ...step, mode: "async", status: "pending_approval" });
       const approval = await approvalCreate(tx, {
         sessionId: ctx.sessionId,
         turnId: ctx.turnId,
@@ -156,22 +156,9 @@ async function runCommand(
   }
 
   const mode = tool === "run" ? "sync" : "async";
-  const execution = await withActor(deps.db, actor, async (tx) => {
-    const execution = await deps.executions.create(tx, {
-      sessionId: ctx.sessionId,
-      planId: window.planId,
-      turnId: ctx.turnId,
-      target: target.name,
-      command: input.command,
-      description,
-      risk,
-      mode,
-      status: "approved",
-      deliveredInline: mode === "sync",
-      ...(timeoutS !== undefined ? { timeoutS } : {}),
-    });
-    return execution;
-  });
+  const execution = await withActor(deps.db, actor, (tx) =>
+    deps.executions.create(tx, { ...step, mode, status: "approved", deliveredInline: mode === "sync" }),
+  );
   if (mode === "async") {
     return {
       content: `execution ${execution.id} queued on ${target.name} (${risk}). Its result is delivered to you as a system note when it finishes; do not poll for it.`,
