@@ -10,8 +10,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, browser, loginCookie, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
-import { makeExecution, makeSession } from "./helpers/factories.js";
-import { makeApproval } from "./helpers/web-factories.js";
+import { makePendingExecutionApproval } from "./helpers/web-factories.js";
 
 const t = useTestDatabase();
 let h: ApiHarness;
@@ -21,10 +20,7 @@ let ids: { session: string; approval: string; execution: string };
 beforeAll(async () => {
   h = await startApi(t.db, t.url, { heartbeatMs: 50 });
   req = browser(h.app, await loginCookie(h.app, t.db));
-  const s = await makeSession(t.db.kysely);
-  const e = await makeExecution(t.db.kysely, { session_id: s.id, status: "pending_approval" });
-  const a = await makeApproval(t.db.kysely, { session_id: s.id, kind: "execution", execution_id: e.id });
-  ids = { session: s.id, approval: a.id, execution: e.id };
+  ids = await makePendingExecutionApproval(t.db.kysely);
 });
 afterAll(async () => {
   await h.close();

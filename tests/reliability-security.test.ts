@@ -17,9 +17,9 @@ import { TargetRegistry } from "../src/targets/registry.js";
 import { TARGET_NAME } from "../src/targets/targets-file.js";
 import { type ApiHarness, loginCookie, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
-import { makeExecution, makeSession } from "./helpers/factories.js";
+import { makeSession } from "./helpers/factories.js";
 import { SshTestHost } from "./helpers/ssh-test-host.js";
-import { makeApproval } from "./helpers/web-factories.js";
+import { makePendingExecutionApproval } from "./helpers/web-factories.js";
 
 const t = useTestDatabase();
 const log = createLogger({ level: "silent" });
@@ -31,10 +31,7 @@ const PUBLIC = ["GET /api/me", "POST /api/setup", "POST /api/login", "POST /api/
 beforeAll(async () => {
   h = await startApi(t.db, t.url, { heartbeatMs: 50 });
   cookie = await loginCookie(h.app, t.db);
-  const s = await makeSession(t.db.kysely);
-  const e = await makeExecution(t.db.kysely, { session_id: s.id, status: "pending_approval" });
-  const a = await makeApproval(t.db.kysely, { session_id: s.id, kind: "execution", execution_id: e.id });
-  ids = { session: s.id, approval: a.id, execution: e.id };
+  ids = await makePendingExecutionApproval(t.db.kysely);
 });
 afterAll(async () => {
   await h.close();

@@ -4,6 +4,7 @@
 import type { Insertable, Kysely } from "kysely";
 import type { Database } from "../../src/db/schema.js";
 import { type NewSessionEvent, sessionEventsAppend } from "../../src/events/session-events.js";
+import { makeExecution, makeSession } from "./factories.js";
 
 type Db = Kysely<Database>;
 
@@ -31,6 +32,14 @@ export async function makeApproval(
     .values({ expires_at: new Date(Date.now() + 3600_000), ...values })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** A session with one execution waiting on its pending approval: ids for routes that take them. */
+export async function makePendingExecutionApproval(db: Db): Promise<{ session: string; approval: string; execution: string }> {
+  const s = await makeSession(db);
+  const e = await makeExecution(db, { session_id: s.id, status: "pending_approval" });
+  const a = await makeApproval(db, { session_id: s.id, kind: "execution", execution_id: e.id });
+  return { session: s.id, approval: a.id, execution: e.id };
 }
 
 export async function makeAssentWindow(db: Db, values: { session_id: string; minutes?: number }) {
