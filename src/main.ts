@@ -16,19 +16,21 @@ import { serve } from "@hono/node-server";
 import { assembleAgent } from "./agent/assemble.js";
 import { executionsPortFrom } from "./agent/tool-deps.js";
 import { approvalsSettledNotes } from "./approvals/settled-notes.js";
-import { operatorEnsureFirst } from "./auth/operators.js";
+import { operatorCount, operatorEnsureFirst } from "./auth/operators.js";
+import { setupCodeNew } from "./auth/setup-code.js";
 import { ConfigError, loadConfig } from "./config/env.js";
 import { carryPendingResults } from "./continuation/carry.js";
 import { ContinuationDispatcher } from "./continuation/dispatcher.js";
 import { ExecutionFinishedListener } from "./continuation/listener.js";
 import { ReconciliationSweep } from "./continuation/sweep.js";
 import { connect } from "./db/connect.js";
-import { migrate } from "./db/migrate.js";
 import { openDatabase } from "./db/open.js";
+import { migrateAsOwner, rolePowers } from "./db/service-role.js";
 import { DEMO_NOTICE } from "./demo/demo-notice.js";
 import { ExecutionRunner } from "./executions/runner.js";
 import { createApp } from "./http/app.js";
 import { agentPortFrom, executionsPortFromLifecycle } from "./http/port-adapters.js";
+import { publicOriginFrom } from "./http/public-origin.js";
 import { SessionEventHub } from "./http/session-event-hub.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { pctCreate } from "./pct/pct-create.js";
@@ -73,13 +75,30 @@ async function main(): Promise<void> {
     const opened = await openDatabase(config, log);
     stops.push(() => opened.close());
     const { db } = opened;
-    const migrated = await migrate(db.sql);
+    const migrated = await migrateAsOwner({ serviceSql: db.sql, ownerUrl: config.databaseOwnerUrl, log });
     log.info(
       { applied: migrated.applied.map((m) => m.file), alreadyApplied: migrated.alreadyApplied, source: opened.source },
       "database ready",
     );
+    const powers = await rolePowers(db.sql);
+    if (powers.superuser || powers.ownsAudit) {
+      log.warn(
+        { role: powers.role, superuser: powers.superuser },
+        "the service's database role could rewrite the audit trail (it owns audit.events or is a superuser); " +
+          "run the service as a role in nomos_service and migrations with NOMOS_DATABASE_OWNER_URL (docs/reliability.md)",
+      );
+    }
     const firstOperator = await operatorEnsureFirst(db.kysely, config.admin);
     if (firstOperator) log.info({ username: firstOperator.username }, "first operator created from NOMOS_ADMIN_USER");
+    // No operator yet: the page's first-operator form needs this code, which
+    // only this log shows (issue 14: a web page cannot claim the instance).
+    const setupCode = (await operatorCount(db.kysely)) === 0 ? setupCodeNew() : undefined;
+    const publicOrigin = publicOriginFrom({
+      publicUrl: config.publicUrl,
+      host: config.http.host,
+      port: config.http.port,
+      trustProxy: config.trustProxy,
+    });
 
     // ── executions over SSH: targets, the SSH pool, the runner ──────────────
     // A bad targets file throws here and stops start-up, naming entry and field.
@@ -179,6 +198,7 @@ async function main(): Promise<void> {
 
     const app = createApp({
       log,
+      publicOrigin,
       health: {
         database: async () => {
           const started = performance.now();
@@ -197,6 +217,7 @@ async function main(): Promise<void> {
         events,
         apiToken: config.apiToken,
         notices,
+        setupCode,
       },
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
@@ -216,7 +237,15 @@ async function main(): Promise<void> {
     stops.push(() => events.stop());
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : config.http.port;
-    log.info({ url: `http://${config.http.host}:${port}`, owner }, "Nomos is listening");
+    // PORT=0 picks a port: the default public URL names the one we got.
+    if (!config.publicUrl && config.http.port === 0) publicOrigin.url.port = String(port);
+    log.info({ url: `http://${config.http.host}:${port}`, publicUrl: publicOrigin.url.origin, owner }, "Nomos is listening");
+    if (setupCode) {
+      log.warn(
+        { setupCode, url: publicOrigin.url.origin },
+        `no operator yet: open ${publicOrigin.url.origin} and enter the setup code ${setupCode} (or run npm run create-operator)`,
+      );
+    }
   } catch (err) {
     log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
     await shutdown("start-up failure", 1);

@@ -1,20 +1,28 @@
-// Operators and login: scrypt hashes, the first operator (environment and
-// page), cookie logins stored as sha256, Bearer tokens, logout, cross-site
-// refusal, the login rate limit, and the operator as the audited actor.
+// Operators and login: scrypt hashes, password strength, the first operator
+// (environment, and the page with its setup code), cookie logins stored as
+// sha256, Bearer tokens, logout, cross-site refusal, and the operator as the
+// audited actor. Throttling has its own file (auth-throttle.test.ts).
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operatorCount, operatorCreate, operatorEnsureFirst } from "../src/auth/operators.js";
 import { passwordHash, passwordVerify } from "../src/auth/password.js";
-import { LoginRateLimiter } from "../src/auth/rate-limit.js";
-import { type ApiHarness, browser, loginCookie, ORIGIN, startApi } from "./helpers/api-harness.js";
+import { passwordProblem } from "../src/auth/password-strength.js";
+import { publicOriginFrom } from "../src/http/public-origin.js";
+import { type ApiHarness, browser, loginCookie, ORIGIN, SETUP_CODE, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
 
 const t = useTestDatabase();
 let h: ApiHarness;
 const API_TOKEN = "a-long-enough-api-token-for-tests";
+const LOCAL = { host: "127.0.0.1", port: 8080 };
+/** A request from its own source address (X-Forwarded-For, trusted here). */
+const from = (address: string) => ({ "x-forwarded-for": address });
 
 beforeAll(async () => {
-  h = await startApi(t.db, t.url, { apiToken: API_TOKEN });
+  // Behind a "proxy", so refused attempts can come from their own addresses
+  // (X-Forwarded-For) and leave the throttle of the address the other tests
+  // log in from alone.
+  h = await startApi(t.db, t.url, { apiToken: API_TOKEN }, { publicOrigin: publicOriginFrom({ ...LOCAL, trustProxy: true }) });
 });
 afterAll(async () => {
   await h.close();
@@ -46,26 +54,62 @@ describe("passwords", () => {
     expect(await passwordVerify("s3cret-enougH", hash)).toBe(false);
     expect(await passwordVerify("x", "not-a-hash")).toBe(false);
   });
+
+  it("refuses guessable new passwords, saying why; a few unrelated words pass", () => {
+    expect(passwordProblem("short")).toBe("password must be at least 8 characters");
+    expect(passwordProblem("password123")).toMatch(/^password is too easy to guess: it is a very common password/);
+    expect(passwordProblem("P@ssw0rd123")).toMatch(/too easy to guess: it is a small change to a very common password/);
+    expect(passwordProblem("qwertyuiop")).toMatch(/too easy to guess/);
+    expect(passwordProblem("rootroot1", { username: "rootroot1" })).toMatch(/too easy to guess/);
+    expect(passwordProblem("tangerine orbit kettle")).toBeUndefined();
+  });
 });
 
 describe("the first operator", () => {
-  it("the page asks for one while there is none, and setup creates it once, logged in", async () => {
+  it("the page asks for one while there is none; setup needs the code from the log, a strong password, and works once", async () => {
     const me = await h.app.request("/api/me");
     expect(await me.json()).toMatchObject({ operator: null, needsSetup: true });
 
-    const bad = await post("/api/setup", { username: "root", password: "short" });
-    expect(bad.status).toBe(400);
-    expect(await bad.json()).toMatchObject({ error: { field: "body.password" } });
+    for (const setupCode of [undefined, "WRONG-CODE-0000", ""]) {
+      const refused = await post("/api/setup", { username: "root", password: "tangerine orbit kettle", setupCode }, from("192.0.2.1"));
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({
+        error: { code: "forbidden", field: "body.setupCode", message: expect.stringMatching(/setup code .* printed in the Nomos service log/) },
+      });
+    }
+    const short = await post("/api/setup", { username: "root", password: "short", setupCode: SETUP_CODE });
+    expect(short.status).toBe(400);
+    expect(await short.json()).toMatchObject({ error: { field: "body.password" } });
+    const weak = await post("/api/setup", { username: "root", password: "password123", setupCode: SETUP_CODE });
+    expect(weak.status).toBe(400);
+    expect(await weak.json()).toMatchObject({ error: { field: "body.password", message: expect.stringMatching(/too easy to guess/) } });
+    expect(await operatorCount(t.db.kysely)).toBe(0);
 
-    const res = await post("/api/setup", { username: "root", password: "long enough pw" });
+    // The code is typed by hand: case and dashes do not matter.
+    const res = await post("/api/setup", { username: "root", password: "tangerine orbit kettle", setupCode: "test setupcode" });
     expect(res.status).toBe(201);
+    expect(await res.json()).toEqual({ operator: { username: "root", role: "admin" } });
     const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0]!;
     const me2 = await h.app.request("/api/me", { headers: { cookie } });
-    expect(await me2.json()).toMatchObject({ operator: { username: "root" }, needsSetup: false });
+    expect(await me2.json()).toMatchObject({ operator: { username: "root", role: "admin" }, needsSetup: false });
 
-    const again = await post("/api/setup", { username: "mallory", password: "long enough pw" });
+    const again = await post("/api/setup", { username: "mallory", password: "tangerine orbit kettle", setupCode: SETUP_CODE });
     expect(again.status).toBe(409);
     expect(await operatorCount(t.db.kysely)).toBe(1);
+  });
+
+  it("a process without a setup code (operators existed at its start) refuses the form", async () => {
+    const own = await startApi(t.db, t.url, { setupCode: undefined });
+    try {
+      const res = await own.app.request("/api/setup", {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: ORIGIN },
+        body: JSON.stringify({ username: "x", password: "tangerine orbit kettle", setupCode: SETUP_CODE }),
+      });
+      expect(res.status).toBe(403);
+    } finally {
+      await own.close();
+    }
   });
 
   it("from the environment only when no operator exists, never changing one", async () => {
@@ -96,8 +140,8 @@ describe("login", () => {
   });
 
   it("answers a wrong password and an unknown user alike with 401", async () => {
-    const a = await post("/api/login", { username: "bob", password: "wrong password" });
-    const b = await post("/api/login", { username: "nobody", password: "wrong password" });
+    const a = await post("/api/login", { username: "bob", password: "wrong password" }, from("192.0.2.2"));
+    const b = await post("/api/login", { username: "nobody", password: "wrong password" }, from("192.0.2.2"));
     expect(a.status).toBe(401);
     expect(b.status).toBe(401);
     expect(await a.json()).toEqual(await b.json());
@@ -109,38 +153,6 @@ describe("login", () => {
     expect((await req("/api/sessions")).status).toBe(200);
     expect((await req("/api/logout", { method: "POST" })).status).toBe(204);
     expect((await req("/api/sessions")).status).toBe(401);
-  });
-});
-
-describe("rate limit", () => {
-  it("refuses logins with 429 and Retry-After after 10 failures, even with the right password", async () => {
-    // Its own app: the limiter is per process, and this one ends up locked.
-    const own = await startApi(t.db, t.url);
-    try {
-      await operatorCreate(t.db.kysely, { username: "carol", password: "carols password", actor: "system:test" });
-      const login = (password: string) =>
-        own.app.request("/api/login", {
-          method: "POST",
-          headers: { "content-type": "application/json", origin: ORIGIN },
-          body: JSON.stringify({ username: "carol", password }),
-        });
-      for (let i = 0; i < 10; i++) expect((await login(`guess ${i}`)).status).toBe(401);
-      const res = await login("carols password");
-      expect(res.status).toBe(429);
-      expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
-    } finally {
-      await own.close();
-    }
-  });
-
-  it("forgets failures after the window", () => {
-    let now = 0;
-    const limiter = new LoginRateLimiter(2, 1000, () => now);
-    limiter.fail(["k"]);
-    limiter.fail(["k"]);
-    expect(limiter.retryAfter(["k"])).toBe(1);
-    now = 1001;
-    expect(limiter.retryAfter(["k"])).toBe(0);
   });
 });
 

@@ -5,16 +5,19 @@
 // unless the Origin's host is ours. A request with neither header and no
 // cookie is a script (curl, Bearer token): it has no ambient authority.
 // The session cookie is also SameSite=Strict: this is the second lock.
+// "Our host" is the Host that refuseForeignHost (http/public-origin.ts)
+// already accepted, so a rebound DNS name cannot make a foreign Origin ours.
 import type { MiddlewareHandler } from "hono";
 import { HttpError } from "../http/http-error.js";
+import { type PublicOrigin, requestHost } from "../http/public-origin.js";
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
-export function refuseCrossSite(): MiddlewareHandler {
+export function refuseCrossSite(publicOrigin: PublicOrigin): MiddlewareHandler {
   return async (c, next) => {
     if (SAFE.has(c.req.method)) return next();
     const origin = c.req.header("origin");
-    const host = c.req.header("x-forwarded-host") ?? c.req.header("host") ?? new URL(c.req.url).host;
+    const host = requestHost(c, publicOrigin);
     if (origin !== undefined && origin !== "null") {
       let originHost: string | undefined;
       try {

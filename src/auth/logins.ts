@@ -29,7 +29,7 @@ export async function operatorLoginResolve(db: Kysely<Database>, params: { token
   return db
     .selectFrom("operator_logins as l")
     .innerJoin("operators as o", "o.id", "l.operator_id")
-    .select(["o.id", "o.username"])
+    .select(["o.id", "o.username", "o.role"])
     .where("l.token_sha256", "=", tokenSha256(params.token))
     .where("l.expires_at", ">", new Date())
     .executeTakeFirst();

@@ -8,14 +8,16 @@ import { timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.js";
+import type { Database, OperatorRole } from "../db/schema.js";
 import { HttpError } from "../http/http-error.js";
+import { clientAddress, type PublicOrigin, publicOriginFrom } from "../http/public-origin.js";
 import { operatorLoginResolve } from "./logins.js";
+import { throttleBlockedFor, throttleFailureRecord } from "./throttle.js";
 
 export const SESSION_COOKIE = "nomos_session";
 
 export interface AuthVariables {
-  operator: { id: string | null; username: string };
+  operator: { id: string | null; username: string; role: OperatorRole };
   actor: string;
   authVia: "cookie" | "bearer";
 }
@@ -38,14 +40,39 @@ export function bearerToken(c: Context): string | undefined {
   return m[1];
 }
 
-export async function identify(c: Context, deps: { db: Kysely<Database>; apiToken?: string }): Promise<AuthVariables | undefined> {
+export interface IdentifyDeps {
+  db: Kysely<Database>;
+  apiToken?: string;
+  publicOrigin?: PublicOrigin;
+}
+
+const DEFAULT_ORIGIN = publicOriginFrom({ host: "127.0.0.1", port: 8080 });
+
+export async function identify(c: Context, deps: IdentifyDeps): Promise<AuthVariables | undefined> {
   const bearer = bearerToken(c);
   if (bearer !== undefined) {
+    // Wrong tokens are throttled per source (src/auth/throttle.ts): checked
+    // before the token, counted after a miss. A token is 256 random bits, so
+    // this only keeps a guesser from using us as a free oracle.
+    const key = `bearer:${clientAddress(c, deps.publicOrigin ?? DEFAULT_ORIGIN)}`;
+    const { retryAfterS } = await throttleBlockedFor(deps.db, { key });
+    if (retryAfterS > 0) {
+      c.header("Retry-After", String(retryAfterS));
+      throw new HttpError("too_many_requests", `too many wrong bearer tokens from this address; try again in ${retryAfterS} s`);
+    }
+    // NOMOS_API_TOKEN is the deployer's own: whoever set the environment is an admin.
     if (deps.apiToken && sameSecret(bearer, deps.apiToken)) {
-      return { operator: { id: null, username: API_TOKEN_USER }, actor: `operator:${API_TOKEN_USER}`, authVia: "bearer" };
+      return {
+        operator: { id: null, username: API_TOKEN_USER, role: "admin" },
+        actor: `operator:${API_TOKEN_USER}`,
+        authVia: "bearer",
+      };
     }
     const op = await operatorLoginResolve(deps.db, { token: bearer });
-    if (!op) throw new HttpError("unauthorized", "the bearer token is unknown or expired");
+    if (!op) {
+      await throttleFailureRecord(deps.db, { key });
+      throw new HttpError("unauthorized", "the bearer token is unknown or expired");
+    }
     return { operator: op, actor: `operator:${op.username}`, authVia: "bearer" };
   }
   const cookie = getCookie(c, SESSION_COOKIE);
@@ -55,7 +82,7 @@ export async function identify(c: Context, deps: { db: Kysely<Database>; apiToke
   return { operator: op, actor: `operator:${op.username}`, authVia: "cookie" };
 }
 
-export function requireOperator(deps: { db: Kysely<Database>; apiToken?: string }): MiddlewareHandler<AuthEnv> {
+export function requireOperator(deps: IdentifyDeps): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
     const who = await identify(c, deps);
     if (!who) throw new HttpError("unauthorized", "log in first (POST /api/login) or send Authorization: Bearer <token>");

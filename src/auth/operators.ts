@@ -2,12 +2,14 @@
 // `npm run create-operator`, or from the page's first-operator form) and
 // lookup. Invariant: "the first operator" is created at most once even when
 // two requests race, because the check and the insert run under one
-// transaction-level advisory lock.
+// transaction-level advisory lock; and the first operator is always an admin
+// (someone must be able to manage the rest).
 import { type Kysely, sql } from "kysely";
 import { isPgError } from "../db/pg-errors.js";
-import type { Database } from "../db/schema.js";
+import type { Database, OperatorRole } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import { passwordHash } from "./password.js";
+import { passwordProblem } from "./password-strength.js";
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 export const PASSWORD_MIN = 8;
@@ -15,6 +17,7 @@ export const PASSWORD_MIN = 8;
 export interface OperatorInfo {
   id: string;
   username: string;
+  role: OperatorRole;
 }
 
 export class OperatorExistsError extends Error {
@@ -36,10 +39,13 @@ export async function operatorGetByUsername(db: Kysely<Database>, params: { user
 /**
  * Creates an operator. With onlyIfNone, creates it only when there is no
  * operator at all (the first-operator form): returns undefined otherwise.
+ * The first operator is an admin whatever `role` says; later ones get
+ * `role` ("operator" when absent). The password's strength is judged by the
+ * callers where a person chooses it (passwordProblem), not here.
  */
 export async function operatorCreate(
   db: Kysely<Database>,
-  params: { username: string; password: string; actor: string; onlyIfNone?: boolean },
+  params: { username: string; password: string; actor: string; onlyIfNone?: boolean; role?: OperatorRole },
 ): Promise<OperatorInfo | undefined> {
   if (!USERNAME_PATTERN.test(params.username)) {
     throw new Error(`username "${params.username}" must be 1-64 letters, digits or . _ @ -`);
@@ -48,14 +54,13 @@ export async function operatorCreate(
   const hash = await passwordHash(params.password);
   try {
     return await withActor(db, params.actor, async (tx) => {
-      if (params.onlyIfNone) {
-        await sql`SELECT pg_advisory_xact_lock(hashtext('nomos.first_operator'))`.execute(tx);
-        if ((await operatorCount(tx)) > 0) return undefined;
-      }
+      await sql`SELECT pg_advisory_xact_lock(hashtext('nomos.first_operator'))`.execute(tx);
+      const first = (await operatorCount(tx)) === 0;
+      if (params.onlyIfNone && !first) return undefined;
       return tx
         .insertInto("operators")
-        .values({ username: params.username, password_hash: hash })
-        .returning(["id", "username"])
+        .values({ username: params.username, password_hash: hash, role: first ? "admin" : (params.role ?? "operator") })
+        .returning(["id", "username", "role"])
         .executeTakeFirstOrThrow();
     });
   } catch (err) {
@@ -75,5 +80,8 @@ export async function operatorEnsureFirst(
   admin: { username: string; password: string } | undefined,
 ): Promise<OperatorInfo | undefined> {
   if (!admin) return undefined;
+  if ((await operatorCount(db)) > 0) return undefined;
+  const problem = passwordProblem(admin.password, { username: admin.username });
+  if (problem) throw new Error(`NOMOS_ADMIN_PASSWORD: ${problem}`);
   return operatorCreate(db, { ...admin, actor: "system:startup", onlyIfNone: true });
 }

@@ -75,6 +75,12 @@ export const envSchema = z
     NOMOS_REDACT: optionalString,
     LOG_LEVEL: z.preprocess(unsetIfEmpty, z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info")),
     NOMOS_LOG_FORMAT: z.preprocess(unsetIfEmpty, z.enum(["json", "pretty"]).optional()),
+    // Issue 14: where operators reach Nomos (other Hosts are refused with 421),
+    // whether a reverse proxy's X-Forwarded-* headers count, and the owner
+    // role that runs migrations when the service's role is not the owner.
+    NOMOS_PUBLIC_URL: url(/^https?:$/, "an http:// or https:// URL (the address operators type, e.g. https://nomos.home.arpa)"),
+    NOMOS_TRUST_PROXY: z.preprocess(unsetIfEmpty, z.enum(["0", "1"], "must be 0 or 1").default("0")),
+    NOMOS_DATABASE_OWNER_URL: url(/^postgres(ql)?:$/, "a postgres:// or postgresql:// URL"),
     // Set by `npm run demo`: the page says plainly that the model and the node are simulated.
     NOMOS_DEMO: z.preprocess(unsetIfEmpty, z.enum(["0", "1"], "must be 0 or 1").default("0")),
   })
@@ -106,6 +112,11 @@ export interface Config {
   maxIterations: number;
   maxContinuations: number;
   log: { level: Env["LOG_LEVEL"]; format: "json" | "pretty" | undefined };
+  /** NOMOS_PUBLIC_URL (undefined: http://<HOST>:<PORT>) and NOMOS_TRUST_PROXY. */
+  publicUrl: string | undefined;
+  trustProxy: boolean;
+  /** NOMOS_DATABASE_OWNER_URL: runs migrations when DATABASE_URL's role is not the owner. */
+  databaseOwnerUrl: string | undefined;
   /** Running as `npm run demo` (scripted model, simulated Proxmox node). */
   demo: boolean;
   executions: {
@@ -128,7 +139,14 @@ const shown = (v: unknown) => {
 };
 
 /** Variables whose value must never be echoed back in an error. */
-const SECRET = new Set(["ANTHROPIC_API_KEY", "NOMOS_API_TOKEN", "NOMOS_ADMIN_PASSWORD", "DATABASE_URL", "NOMOS_REDACT"]);
+const SECRET = new Set([
+  "ANTHROPIC_API_KEY",
+  "NOMOS_API_TOKEN",
+  "NOMOS_ADMIN_PASSWORD",
+  "DATABASE_URL",
+  "NOMOS_DATABASE_OWNER_URL",
+  "NOMOS_REDACT",
+]);
 
 /**
  * Reads the environment into a Config, or throws one ConfigError whose
@@ -163,6 +181,9 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
     maxIterations: env.NOMOS_MAX_ITERATIONS,
     maxContinuations: env.NOMOS_MAX_CONTINUATIONS,
     log: { level: env.LOG_LEVEL, format: env.NOMOS_LOG_FORMAT },
+    publicUrl: env.NOMOS_PUBLIC_URL,
+    trustProxy: env.NOMOS_TRUST_PROXY === "1",
+    databaseOwnerUrl: env.NOMOS_DATABASE_OWNER_URL,
     demo: env.NOMOS_DEMO === "1",
     executions: {
       connectTimeoutS: env.NOMOS_SSH_CONNECT_TIMEOUT_S,
@@ -178,6 +199,7 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
         env.NOMOS_API_TOKEN,
         env.NOMOS_ADMIN_PASSWORD,
         env.DATABASE_URL ? passwordOf(env.DATABASE_URL) : undefined,
+        env.NOMOS_DATABASE_OWNER_URL ? passwordOf(env.NOMOS_DATABASE_OWNER_URL) : undefined,
       ].filter((v): v is string => typeof v === "string" && v.length > 0),
     },
   };

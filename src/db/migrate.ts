@@ -99,7 +99,11 @@ export async function migrate(sql: Sql, options: { dir?: string } = {}): Promise
   for (;;) {
     const next = await sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${LOCK_KEY.toString()}::bigint)`;
-      await tx`
+      // Only when missing: the service's role (not the owner) may read the
+      // ledger to learn nothing is pending, but may not create tables.
+      const [ledgerExists] = await tx`SELECT to_regclass('nomos_migrations') IS NOT NULL AS present`;
+      if (!ledgerExists?.present)
+        await tx`
         CREATE TABLE IF NOT EXISTS nomos_migrations (
           id         integer PRIMARY KEY,
           name       text NOT NULL,

@@ -29,6 +29,8 @@ export type ApprovalKind = "plan" | "execution";
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "expired";
 export type DecidedVia = "button" | "chat" | "expiry";
 export type WindowCloseReason = "expired" | "revoked" | "continuation_limit";
+/** 030: viewer < operator < admin (src/auth/roles.ts). */
+export type OperatorRole = "viewer" | "operator" | "admin";
 
 export const TERMINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = ["completed", "failed", "timed_out", "cancelled", "rejected"];
 
@@ -37,6 +39,7 @@ export interface OperatorsTable {
   username: string;
   password_hash: string;
   created_at: GeneratedTimestamp;
+  role: ColumnType<OperatorRole, OperatorRole | undefined, OperatorRole>;
 }
 
 export interface OperatorLoginsTable {
@@ -215,6 +218,14 @@ export interface SshHostKeyRefusalsTable {
   at: GeneratedTimestamp;
 }
 
+/** 030: failed logins and bearer tokens per key (src/auth/throttle.ts); not audited. */
+export interface AuthThrottlesTable {
+  key: string;
+  failures: number;
+  last_failure_at: Timestamp;
+  blocked_until: Timestamp | null;
+}
+
 export interface Database {
   operators: OperatorsTable;
   operator_logins: OperatorLoginsTable;
@@ -229,6 +240,7 @@ export interface Database {
   nomos_plan_executions: PlanExecutionsTable;
   session_events: SessionEventsTable;
   ssh_host_key_refusals: SshHostKeyRefusalsTable;
+  auth_throttles: AuthThrottlesTable;
   "audit.events": AuditEventsTable;
   "audit.timeline": AuditTimelineView;
 }

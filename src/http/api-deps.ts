@@ -15,6 +15,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
 import type { Logger } from "../log/logger.js";
+import type { PublicOrigin } from "./public-origin.js";
 import type { SessionEventHub } from "./session-event-hub.js";
 
 export interface DecideApprovalParams {
@@ -26,9 +27,15 @@ export interface DecideApprovalParams {
   via: "button" | "chat";
 }
 
+/** What the agent needs to know about who is chatting (issue 14: roles). */
+export interface ChatOptions {
+  /** Only admins' words confirm a destructive step (a typed phrase from anyone else is ignored). */
+  mayConfirmDestructive: boolean;
+}
+
 export interface AgentPort {
   /** Persists the operator's message and queues a turn; returns at once. */
-  chat(sessionId: string, text: string, actor: string): Promise<{ turnId: string }>;
+  chat(sessionId: string, text: string, actor: string, options?: ChatOptions): Promise<{ turnId: string }>;
   /** Stop: aborts the session's running turn, keeping its partial reply. */
   abort(sessionId: string): Promise<void>;
   /** Decides one approval (and opens/extends the window); resolves when committed. */
@@ -71,6 +78,13 @@ export interface ApiDeps {
   apiToken?: string;
   /** Lines the page shows, e.g. "no model key: set ANTHROPIC_API_KEY". */
   notices?: string[];
+  /** Where operators reach us (NOMOS_PUBLIC_URL, NOMOS_TRUST_PROXY); createApp fills it in. */
+  publicOrigin?: PublicOrigin;
+  /**
+   * The one-time code the first-operator form needs, printed in the log at
+   * start while no operator exists. Absent: the form is refused (403).
+   */
+  setupCode?: string;
   /** Browser login lifetime; 30 days by default. */
   loginTtlSeconds?: number;
   /** SSE heartbeat interval; 15 s by default. */

@@ -3,8 +3,10 @@
 // imports no pool or global; main.ts builds it, tests call app.request(...)
 // in-process. Without `api` only /healthz is served (the Foundation's tests).
 //
-// Order of the /api guards: body limit, cross-site refusal (state-changing
-// requests), then the public auth routes, then requireOperator for the rest.
+// Order of the guards: a Host that is not ours is refused (421) before any
+// route runs (public-origin.ts); then for /api: body limit, cross-site
+// refusal (state-changing requests), the public auth routes, requireOperator
+// for the rest, and each route's requireRole (auth/roles.ts).
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { refuseCrossSite } from "../auth/csrf.js";
@@ -13,6 +15,7 @@ import type { Logger } from "../log/logger.js";
 import type { ApiDeps } from "./api-deps.js";
 import { HttpError } from "./http-error.js";
 import { onError } from "./on-error.js";
+import { type PublicOrigin, publicOriginFrom, refuseForeignHost } from "./public-origin.js";
 import { requestLog } from "./request-log.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { authRoutes } from "./routes/auth.js";
@@ -27,15 +30,19 @@ export interface AppDeps {
   health: HealthChecks;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes?: number;
+  /** Where operators reach us; by default http://127.0.0.1:8080 (loopback names accepted). */
+  publicOrigin?: PublicOrigin;
   /** The API and the page; absent, only /healthz is served. */
-  api?: Omit<ApiDeps, "log">;
+  api?: Omit<ApiDeps, "log" | "publicOrigin">;
 }
 
 export function createApp(deps: AppDeps) {
   const log = deps.log.child({ component: "http" });
   const maxBodyBytes = deps.maxBodyBytes ?? 1024 * 1024;
+  const publicOrigin = deps.publicOrigin ?? publicOriginFrom({ host: "127.0.0.1", port: 8080 });
   const app = new Hono<AuthEnv>();
   app.use(requestLog(log));
+  app.use(refuseForeignHost(publicOrigin));
   app.use(
     "/api/*",
     bodyLimit({
@@ -47,8 +54,8 @@ export function createApp(deps: AppDeps) {
   );
   app.route("/", healthRoutes(deps.health));
   if (deps.api) {
-    const api: ApiDeps = { ...deps.api, log };
-    app.use("/api/*", refuseCrossSite());
+    const api: ApiDeps = { ...deps.api, log, publicOrigin };
+    app.use("/api/*", refuseCrossSite(publicOrigin));
     app.route("/", authRoutes(api));
     app.use("/api/*", requireOperator(api));
     app.route("/", sessionRoutes(api));

@@ -9,16 +9,18 @@ export type HttpErrorCode =
   | "not_found"
   | "conflict"
   | "payload_too_large"
+  | "misdirected_request"
   | "too_many_requests"
   | "unavailable";
 
-const STATUS: Record<HttpErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 429 | 503> = {
+const STATUS: Record<HttpErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 421 | 429 | 503> = {
   bad_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  misdirected_request: 421,
   too_many_requests: 429,
   unavailable: 503,
 };

@@ -10,7 +10,7 @@ import type { Db } from "../db/connect.js";
 import { withActor } from "../db/with-actor.js";
 import { ExecutionTransitionError, executionCancel } from "../executions/lifecycle.js";
 import { TurnInputError, TurnSessionNotFoundError, type Turns } from "../turns/turns.js";
-import { type AgentPort, type ExecutionsPort, PortError } from "./api-deps.js";
+import { type AgentPort, type ChatOptions, type ExecutionsPort, PortError } from "./api-deps.js";
 
 function toPortError(err: unknown): unknown {
   if (err instanceof ApprovalNotFoundError || err instanceof TurnSessionNotFoundError) {
@@ -36,7 +36,9 @@ const mapped =
 
 export function agentPortFrom(p: { db: Db; turns: Turns; approvalDeps: ApprovalDeps }): AgentPort {
   return {
-    chat: mapped((sessionId: string, text: string, actor: string) => p.turns.chat(sessionId, text, actor)),
+    chat: mapped((sessionId: string, text: string, actor: string, options?: ChatOptions) =>
+      p.turns.chat(sessionId, text, actor, options),
+    ),
     abort: mapped((sessionId: string) => p.turns.abort(sessionId)),
     decideApproval: mapped((params) => approvalDecide(p.approvalDeps, params)),
     revokeAssent: mapped(async (sessionId: string, actor: string) => {

@@ -116,7 +116,13 @@ export class Turns {
   }
 
   /** An operator message: decides what its words decide, persists it, queues a turn. */
-  async chat(sessionId: string, operatorText: string, actor: string): Promise<{ turnId: string }> {
+  async chat(
+    sessionId: string,
+    operatorText: string,
+    actor: string,
+    // issue 14 (roles): only an admin's typed phrase confirms a destructive step; the route says whose words these are.
+    options: { mayConfirmDestructive?: boolean } = {},
+  ): Promise<{ turnId: string }> {
     const text = operatorText.trim();
     await this.requireSession(sessionId);
     if (text === "") throw new TurnInputError("text: a message needs some text");
@@ -128,7 +134,9 @@ export class Turns {
       if (closed) notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
       await this.abort(sessionId);
     }
-    notes.push(...(await this.decideByWords(sessionId, text, reading.reading === "assent", actor)));
+    notes.push(
+      ...(await this.decideByWords(sessionId, text, reading.reading === "assent", actor, options.mayConfirmDestructive !== false)),
+    );
     const carried = (await this.deps.carryNotes?.(sessionId)) ?? { notes: [], executionIds: [] };
     notes.push(...carried.notes);
     const { turnId } = await withActor(this.deps.db, actor, async (tx) => {
@@ -356,7 +364,13 @@ export class Turns {
    * card's confirmation phrase approves that card. Returns notes for the
    * agent saying what was decided.
    */
-  private async decideByWords(sessionId: string, text: string, assent: boolean, actor: string): Promise<string[]> {
+  private async decideByWords(
+    sessionId: string,
+    text: string,
+    assent: boolean,
+    actor: string,
+    mayConfirmDestructive: boolean, // issue 14 (roles)
+  ): Promise<string[]> {
     const pending = await approvalViews(this.deps.db, { sessionId, status: "pending" });
     // Punctuation around the phrase ("destroy 105.", "`destroy 105`") does not matter; its words do.
     const lowered = ` ${text
@@ -365,7 +379,8 @@ export class Turns {
       .replace(/\s+/g, " ")} `;
     const notes: string[] = [];
     for (const a of pending) {
-      const typed = a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
+      const typed =
+        mayConfirmDestructive && a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
       if (!(typed || (assent && a.confirmationPhrase === null))) continue;
       try {
         // No onApprovalsSettled here: this chat turn itself carries the decision to the agent.
@@ -386,13 +401,13 @@ export class Turns {
       }
     }
     const stillNeedPhrase = pending.filter(
-      (a) => a.confirmationPhrase !== null && !lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `),
+      (a) => a.confirmationPhrase !== null && (!mayConfirmDestructive || !lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `)),
     );
     if (assent && stillNeedPhrase.length > 0) {
       notes.push(
         ...stillNeedPhrase.map(
           (a) =>
-            `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until the operator types "${a.confirmationPhrase}".`,
+            `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until an admin types "${a.confirmationPhrase}".`,
         ),
       );
     }

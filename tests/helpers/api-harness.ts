@@ -9,10 +9,13 @@ import { connect, type Db } from "../../src/db/connect.js";
 import { withActor } from "../../src/db/with-actor.js";
 import type { AgentPort, ApiDeps, DecideApprovalParams, ExecutionsPort } from "../../src/http/api-deps.js";
 import { createApp } from "../../src/http/app.js";
+import type { PublicOrigin } from "../../src/http/public-origin.js";
 import { SessionEventHub } from "../../src/http/session-event-hub.js";
 import { createLogger } from "../../src/log/logger.js";
 
 export const ORIGIN = "http://localhost";
+/** The first-operator form's code in in-process apps (the service prints its own). */
+export const SETUP_CODE = "TEST-SETUP-CODE";
 
 export class RecordingPorts {
   calls: { method: string; args: unknown[] }[] = [];
@@ -93,19 +96,25 @@ export interface ApiHarness {
 }
 
 /** An app on the given pool, with its own LISTEN connection (one "process"). */
-export async function startApi(db: Db, url: string, overrides: Partial<Omit<ApiDeps, "log" | "db">> = {}): Promise<ApiHarness> {
+export async function startApi(
+  db: Db,
+  url: string,
+  overrides: Partial<Omit<ApiDeps, "log" | "db" | "publicOrigin">> = {},
+  app: { publicOrigin?: PublicOrigin } = {},
+): Promise<ApiHarness> {
   const log = createLogger({ level: "silent" });
   const listenDb = connect(url, { max: 1, applicationName: "nomos-events" });
   const hub = new SessionEventHub(listenDb.sql, log);
   await hub.start();
   const ports = new RecordingPorts(db);
-  const app = createApp({
+  const created = createApp({
     log,
+    ...app,
     health: { events: () => hub.health() },
-    api: { db: db.kysely, agent: ports.agent, executions: ports.executions, events: hub, ...overrides },
+    api: { db: db.kysely, agent: ports.agent, executions: ports.executions, events: hub, setupCode: SETUP_CODE, ...overrides },
   });
   return {
-    app,
+    app: created,
     ports,
     hub,
     listenDb,
@@ -116,14 +125,15 @@ export async function startApi(db: Db, url: string, overrides: Partial<Omit<ApiD
   };
 }
 
-/** Creates an operator (once) and logs in; returns the Cookie header value. */
+/** Creates an operator (once; an admin unless `role` says otherwise) and logs in; returns the Cookie header value. */
 export async function loginCookie(
   app: ReturnType<typeof createApp>,
   db: Db,
   username = "alice",
   password = "correct horse battery",
+  role: "viewer" | "operator" | "admin" = "admin",
 ): Promise<string> {
-  await operatorCreate(db.kysely, { username, password, actor: "system:test" }).catch((err: Error) => {
+  await operatorCreate(db.kysely, { username, password, actor: "system:test", role }).catch((err: Error) => {
     if (!/already exists/.test(err.message)) throw err;
   });
   const res = await app.request("/api/login", {

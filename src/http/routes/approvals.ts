@@ -6,6 +6,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { approvalView, approvalViews } from "../../approvals/approval-view.js";
 import type { AuthEnv } from "../../auth/middleware.js";
+import { requireRole, roleAtLeast, roleRefusal } from "../../auth/roles.js";
 import type { ApiDeps } from "../api-deps.js";
 import { HttpError, notFound } from "../http-error.js";
 import { validate } from "../validate.js";
@@ -28,13 +29,18 @@ export function approvalRoutes(deps: ApiDeps) {
       const { session, status } = c.req.valid("query");
       return c.json({ approvals: await approvalViews(deps.db, { sessionId: session, status }) });
     })
-    .post("/api/approvals/:id", validate("param", idParam), validate("json", decideBody), async (c) => {
+    .post("/api/approvals/:id", requireRole("operator", "deciding an approval"), validate("param", idParam), validate("json", decideBody), async (c) => {
       const { id } = c.req.valid("param");
       const { decision, confirmation } = c.req.valid("json");
       const approval = await approvalView(deps.db, { approvalId: id });
       if (!approval) throw notFound("approval", id);
       if (approval.status !== "pending") {
         throw new HttpError("conflict", `approval ${id} is already ${approval.status}; a decision is made once`);
+      }
+      // Confirming a destructive step is an admin's; anyone who may decide may refuse one.
+      const role = c.get("operator").role;
+      if (decision === "approve" && approval.confirmationPhrase && !roleAtLeast(role, "admin")) {
+        throw roleRefusal(role, "admin", "confirming a destructive step");
       }
       if (decision === "approve" && approval.confirmationPhrase && confirmation?.trim() !== approval.confirmationPhrase) {
         throw new HttpError(

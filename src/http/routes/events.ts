@@ -24,19 +24,22 @@ import { validate } from "../validate.js";
 import { idParam } from "./ids.js";
 
 const PAGE = 500;
-const eventId = /^\d{1,19}$/;
+/** An event id is a bigint identity: digits, at most 2^63 - 1 (a larger one reached PostgreSQL as a raw error). */
+const INT8_MAX = 9_223_372_036_854_775_807n;
+const isEventId = (v: string) => /^\d{1,19}$/.test(v) && BigInt(v) <= INT8_MAX;
+const EVENT_ID_MESSAGE = "must be an event id (digits, at most 9223372036854775807)";
 
 export function eventRoutes(deps: ApiDeps) {
   const heartbeatMs = deps.heartbeatMs ?? 15_000;
   return new Hono<AuthEnv>().get(
     "/api/sessions/:id/events",
     validate("param", idParam),
-    validate("query", z.object({ after: z.string().regex(eventId, "must be an event id (digits)").optional() })),
+    validate("query", z.object({ after: z.string().refine(isEventId, EVENT_ID_MESSAGE).optional() })),
     async (c) => {
       const { id: sessionId } = c.req.valid("param");
       const header = c.req.header("last-event-id");
-      if (header !== undefined && !eventId.test(header)) {
-        throw new HttpError("bad_request", "header.last-event-id: must be an event id (digits)", "header.last-event-id");
+      if (header !== undefined && !isEventId(header)) {
+        throw new HttpError("bad_request", `header.last-event-id: ${EVENT_ID_MESSAGE}`, "header.last-event-id");
       }
       if (!(await sessionExists(deps.db, { sessionId }))) throw notFound("session", sessionId);
       if (deps.events.isStopped) throw new HttpError("unavailable", "the server is shutting down; reconnect shortly");

@@ -1,6 +1,7 @@
 // Executions: one with its result, and cancelling one from its card.
 import { Hono } from "hono";
 import type { AuthEnv } from "../../auth/middleware.js";
+import { requireRole } from "../../auth/roles.js";
 import { TERMINAL_EXECUTION_STATUSES } from "../../db/schema.js";
 import type { ApiDeps } from "../api-deps.js";
 import { HttpError, notFound } from "../http-error.js";
@@ -17,7 +18,7 @@ export function executionRoutes(deps: ApiDeps) {
       if (!execution) throw notFound("execution", id);
       return c.json(execution);
     })
-    .post("/api/executions/:id/cancel", validate("param", idParam), async (c) => {
+    .post("/api/executions/:id/cancel", requireRole("operator", "cancelling an execution"), validate("param", idParam), async (c) => {
       const { id } = c.req.valid("param");
       const execution = await executionGet(deps.db, { executionId: id });
       if (!execution) throw notFound("execution", id);

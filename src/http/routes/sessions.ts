@@ -4,6 +4,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AuthEnv } from "../../auth/middleware.js";
+import { requireRole, roleAtLeast } from "../../auth/roles.js";
 import { withActor } from "../../db/with-actor.js";
 import type { ApiDeps } from "../api-deps.js";
 import { notFound } from "../http-error.js";
@@ -20,7 +21,7 @@ export function sessionRoutes(deps: ApiDeps) {
   };
 
   return new Hono<AuthEnv>()
-    .post("/api/sessions", validate("json", z.object({ title: z.string().trim().min(1).max(200).optional() }).default({})), async (c) => {
+    .post("/api/sessions", requireRole("operator", "creating a session"), validate("json", z.object({ title: z.string().trim().min(1).max(200).optional() }).default({})), async (c) => {
       const { title } = c.req.valid("json");
       const op = c.get("operator");
       const row = await withActor(deps.db, c.get("actor"), (tx) =>
@@ -41,6 +42,7 @@ export function sessionRoutes(deps: ApiDeps) {
     })
     .post(
       "/api/sessions/:id/messages",
+      requireRole("operator", "chatting"),
       validate("param", idParam),
       validate("json", z.object({ text: z.string().trim().min(1, "must not be empty").max(20_000) })),
       async (c) => {
@@ -57,11 +59,13 @@ export function sessionRoutes(deps: ApiDeps) {
             .where("title", "=", DEFAULT_TITLE)
             .execute(),
         );
-        const { turnId } = await viaPort(() => deps.agent.chat(id, text, actor));
+        // Typed confirmation phrases count only from admins (roles.ts).
+        const mayConfirmDestructive = roleAtLeast(c.get("operator").role, "admin");
+        const { turnId } = await viaPort(() => deps.agent.chat(id, text, actor, { mayConfirmDestructive }));
         return c.json({ turnId }, 202);
       },
     )
-    .delete("/api/sessions/:id/assent", validate("param", idParam), async (c) => {
+    .delete("/api/sessions/:id/assent", requireRole("operator", "Stop"), validate("param", idParam), async (c) => {
       const { id } = c.req.valid("param");
       await mustExist(id);
       const actor = c.get("actor");
