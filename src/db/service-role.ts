@@ -24,7 +24,8 @@ export async function rolePowers(sql: Sql): Promise<RolePowers> {
     SELECT current_user AS role,
            (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser,
            coalesce((SELECT pg_has_role(current_user, c.relowner, 'USAGE')
-                       FROM pg_class c WHERE c.oid = to_regclass('audit.events')), false) AS owns_audit`;
+                       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                      WHERE n.nspname = 'audit' AND c.relname = 'events'), false) AS owns_audit`;
   return { role: row!.role, superuser: row!.superuser, ownsAudit: row!.owns_audit };
 }
 
@@ -52,8 +53,16 @@ export async function migrateAsOwner(p: { serviceSql: Sql; ownerUrl?: string; lo
       SELECT true AS present, pg_has_role(${service.role}, 'nomos_service', 'MEMBER') AS member
         FROM pg_roles WHERE rolname = 'nomos_service'`;
     if (group && !group.member && !service.superuser) {
-      await owner.sql.unsafe(`GRANT nomos_service TO "${service.role.replaceAll('"', '""')}"`);
-      p.log.info({ role: service.role }, "the service's database role joined nomos_service");
+      const grant = `GRANT nomos_service TO "${service.role.replaceAll('"', '""')}"`;
+      try {
+        await owner.sql.unsafe(grant);
+        p.log.info({ role: service.role }, "the service's database role joined nomos_service");
+      } catch (err) {
+        // An owner without the right to grant roles: the service will fail on
+        // its first query, so say here what a superuser must run.
+        if (!isPgError(err, "insufficient_privilege")) throw err;
+        p.log.error({ role: service.role }, `the owner may not add the service's role to nomos_service; as a superuser run: ${grant}`);
+      }
     }
     return result;
   } finally {
