@@ -11,6 +11,9 @@
 // continuations. Then failure injection (a compose file looked for at the
 // wrong path, corrected inside the same window) and Stop (a result that
 // finishes after the window was revoked waits for the operator's next word).
+// The service runs as it should in production: its own login role in
+// nomos_service, with migrations as the owner (NOMOS_DATABASE_OWNER_URL); and
+// at the end, no audit row it wrote lacks an actor.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,15 +31,21 @@ let host: SshTestHost;
 let scenario: DeploymentScenario;
 let model: MessagesDouble;
 let service: ServiceProcess;
+let serviceRole: string;
 
 beforeAll(async () => {
+  serviceRole = `${t.name}_svc`;
+  await t.db.sql.unsafe(`CREATE ROLE ${serviceRole} LOGIN`);
+  const serviceUrl = new URL(t.url);
+  serviceUrl.username = serviceRole;
   host = await SshTestHost.start();
   scenario = deploymentScenario(host, { registryFailures: 1, upMs: 400 });
   model = await startMessagesDouble({ policy: deploymentPolicy() });
   const targetsFile = join(host.clientKeyPath, "..", "targets.json");
   await writeFile(targetsFile, JSON.stringify([host.targetsFileEntry()]));
   service = await startService({
-    DATABASE_URL: t.url,
+    DATABASE_URL: serviceUrl.toString(),
+    NOMOS_DATABASE_OWNER_URL: t.url,
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: "double-key",
     NOMOS_TARGETS_FILE: targetsFile,
@@ -51,6 +60,10 @@ afterAll(async () => {
   await writeFile(join(ARTIFACTS, "deployment-e2e-service.log"), (service?.lines ?? []).map((l) => JSON.stringify(l)).join("\n"));
   await model?.close();
   await host?.stop();
+  if (serviceRole) {
+    await t.db.sql.unsafe(`DROP OWNED BY ${serviceRole}`);
+    await t.db.sql.unsafe(`DROP ROLE IF EXISTS ${serviceRole}`);
+  }
   expect(code).toBe(0);
 });
 
@@ -426,5 +439,19 @@ describe("approve once, finish alone", () => {
       expect(delivered.started_at!.getTime()).toBeGreaterThanOrEqual(r.queuedTurnFinished!.getTime());
     }
     expect(new Set(rows.map((r) => r.delivered_turn_id)).size).toBe(2);
+  });
+});
+
+describe("the audit trail of the whole run", () => {
+  it("names an actor for every write the service made (none falls back to db:<role>), and the service was no owner", async () => {
+    const anonymous = await t.db.kysely
+      .selectFrom("audit.events")
+      .select(["table_name", "operation", "changed_columns", "actor"])
+      .where("actor", "like", "db:%")
+      .execute();
+    expect(anonymous).toEqual([]);
+    const actors = await t.db.kysely.selectFrom("audit.events").select("actor").distinct().execute();
+    expect(actors.length).toBeGreaterThan(3);
+    expect(service.lines.some((l) => /could rewrite the audit trail/.test(String(l.msg)))).toBe(false);
   });
 });

@@ -94,18 +94,23 @@ export async function turnClaimNext(
   }
 }
 
-/** Extends a running turn's lease; false when the turn is no longer running (it was declared lost). */
+/**
+ * Extends a running turn's lease; false when the turn is no longer running (it was declared lost).
+ * Audited as system:turns, like turnsInterruptExpired: the heartbeat is the turns machinery's own write.
+ */
 export async function turnRenewLease(db: Kysely<Database>, p: { turnId: string; iterations?: number }): Promise<boolean> {
-  const row = await db
-    .updateTable("turns")
-    .set({
-      ...(p.iterations !== undefined ? { iterations: p.iterations } : {}),
-      lease_expires_at: sql`now() + make_interval(secs => ${TURN_LEASE_SECONDS})`,
-    })
-    .where("id", "=", p.turnId)
-    .where("status", "=", "running")
-    .returning("id")
-    .executeTakeFirst();
+  const row = await withActor(db, "system:turns", (tx) =>
+    tx
+      .updateTable("turns")
+      .set({
+        ...(p.iterations !== undefined ? { iterations: p.iterations } : {}),
+        lease_expires_at: sql`now() + make_interval(secs => ${TURN_LEASE_SECONDS})`,
+      })
+      .where("id", "=", p.turnId)
+      .where("status", "=", "running")
+      .returning("id")
+      .executeTakeFirst(),
+  );
   return row !== undefined;
 }
 
