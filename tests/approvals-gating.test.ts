@@ -224,6 +224,16 @@ describe("gating inside a window", () => {
     expect((await executionsOf(s.id)).at(-1)).toMatchObject({ command: "pct destroy 120", status: "approved" });
   });
 
+  it("the phrase counts in chat only from an admin: an operator's words leave the step pending (issue 14)", async () => {
+    const s = await makeSession(t.db.kysely);
+    await agentRuns(s.id, "pve1", "pct destroy 121");
+    h.double.setPolicy(() => ({ content: [{ type: "text", text: "Still waiting." }] }));
+    await h.turns.chat(s.id, "Confirmed: `destroy 121`.", "operator:olga", { mayConfirmDestructive: false });
+    await h.turns.idle(s.id);
+    expect(await pending(s.id)).toMatchObject([{ kind: "execution", confirmation_phrase: "destroy 121" }]);
+    expect((await executionsOf(s.id)).at(-1)).toMatchObject({ command: "pct destroy 121", status: "pending_approval" });
+  });
+
   it("runs a destructive step the approved plan pre-authorized exactly, and asks for any other", async () => {
     const s = await makeSession(t.db.kysely);
     await approvePlan(s.id, [

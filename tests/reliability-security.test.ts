@@ -1,13 +1,15 @@
 // Intrusion, at the edges the other files do not already pin (see
-// docs/reliability.md for the whole table): every /api route, enumerated
-// from the app itself, refuses a caller without a login and a cross-site
-// caller with one; pct_create fields and target names cannot smuggle a shell
+// docs/reliability.md for the whole table): every route, enumerated from the
+// app itself, refuses a Host that is not ours with 421 (DNS rebinding) before
+// it runs; every /api route refuses a caller without a login and a
+// cross-site caller with one; pct_create fields and target names cannot smuggle a shell
 // command onto a node (the SSH double's log shows the exact command
 // received). Invariant: a route added later is covered without editing this
 // file, and the public routes are exactly the four that must be.
 import fc from "fast-check";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { publicOriginFrom } from "../src/http/public-origin.js";
 import { createLogger } from "../src/log/logger.js";
 import { PctCreateError, pctCreate } from "../src/pct/pct-create.js";
 import { parseShell } from "../src/risk/shell-words.js";
@@ -70,13 +72,14 @@ describe("every /api route, enumerated from the app", () => {
           headers: { origin: "http://localhost", "content-type": "application/json", ...headers },
           body: r.method === "GET" ? undefined : "{}",
         });
-        if (res.status !== 401) {
+        // Wrong bearer tokens are throttled per source: after a few, 429 (still refused).
+        if (res.status !== 401 && res.status !== 429) {
           open.push(r.key);
           await res.body?.cancel();
           break;
         }
         const body = (await res.json()) as { error: { code: string } };
-        expect(body.error.code).toBe("unauthorized");
+        expect(body.error.code).toBe(res.status === 401 ? "unauthorized" : "too_many_requests");
       }
     }
     expect([...new Set(open)].sort()).toEqual([...PUBLIC].sort());
@@ -102,6 +105,85 @@ describe("every /api route, enumerated from the app", () => {
       }
     }
     expect(await writes()).toBe(before);
+  });
+});
+
+describe("a Host that is not ours (DNS rebinding), on every route the app has", () => {
+  /** Every route of the app, /api or not, :id filled in. */
+  function allRoutes() {
+    const out = new Map<string, { method: string; path: string }>();
+    for (const r of h.app.routes) {
+      if (r.method === "ALL" || r.path.includes("*")) continue;
+      const id = r.path.startsWith("/api/approvals") ? ids.approval : r.path.startsWith("/api/executions") ? ids.execution : ids.session;
+      out.set(`${r.method} ${r.path}`, { method: r.method, path: r.path.replace(":id", id) });
+    }
+    return [...out.entries()];
+  }
+
+  it("answers 421 before any route runs, even logged in with a matching Origin, writing nothing", async () => {
+    const before = await writes();
+    const routes = allRoutes();
+    expect(routes.map(([k]) => k)).toEqual(expect.arrayContaining(["POST /api/setup", "POST /api/login", "GET /", "GET /healthz"]));
+    for (const [key, r] of routes) {
+      for (const host of ["rebind.evil.example:8182", "rebind.evil.example", "192.168.1.20:8080", "localhost.evil.example"]) {
+        const res = await h.app.request(`http://${host}${r.path}`, {
+          method: r.method,
+          headers: { host, origin: `http://${host}`, cookie, "content-type": "application/json" },
+          body: r.method === "GET" ? undefined : JSON.stringify({ username: "mallory", password: "tangerine orbit kettle" }),
+        });
+        expect(res.status, `${key} Host: ${host}`).toBe(421);
+        expect(await res.json()).toMatchObject({ error: { code: "misdirected_request", message: expect.stringContaining("NOMOS_PUBLIC_URL") } });
+      }
+    }
+    expect(await writes()).toBe(before);
+  });
+
+  it("ignores X-Forwarded-Host unless told a proxy is trusted; with NOMOS_TRUST_PROXY it is the Host that counts", async () => {
+    const forged = await h.app.request("/api/me", { headers: { "x-forwarded-host": "rebind.evil.example" } });
+    expect(forged.status).toBe(200);
+    const proxied = await startApi(
+      t.db,
+      t.url,
+      {},
+      { publicOrigin: publicOriginFrom({ publicUrl: "https://nomos.home.arpa", host: "127.0.0.1", port: 8080, trustProxy: true }) },
+    );
+    try {
+      const evil = await proxied.app.request("/api/me", { headers: { "x-forwarded-host": "rebind.evil.example" } });
+      expect(evil.status).toBe(421);
+      const ours = await proxied.app.request("/api/me", {
+        headers: { host: "127.0.0.1:8080", "x-forwarded-host": "nomos.home.arpa", "x-forwarded-proto": "https" },
+      });
+      expect(ours.status).toBe(200);
+      // Behind TLS, the login cookie is Secure.
+      await loginCookie(proxied.app, t.db);
+      const login = await proxied.app.request("http://nomos.home.arpa/api/login", {
+        method: "POST",
+        headers: { host: "nomos.home.arpa", origin: "https://nomos.home.arpa", "content-type": "application/json" },
+        body: JSON.stringify({ username: "alice", password: "correct horse battery" }),
+      });
+      expect(login.status).toBe(200);
+      expect(login.headers.get("set-cookie")).toMatch(/; Secure/);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it("a public URL elsewhere: its host is ours, loopback names are ours only when bound to loopback", async () => {
+    const lan = await startApi(
+      t.db,
+      t.url,
+      {},
+      { publicOrigin: publicOriginFrom({ publicUrl: "http://nomos.lan:8080", host: "192.168.1.20", port: 8080 }) },
+    );
+    try {
+      expect((await lan.app.request("http://nomos.lan:8080/api/me", { headers: { host: "nomos.lan:8080" } })).status).toBe(200);
+      expect((await lan.app.request("http://nomos.lan/api/me", { headers: { host: "nomos.lan" } })).status).toBe(421);
+      expect((await lan.app.request("http://localhost:8080/api/me", { headers: { host: "localhost:8080" } })).status).toBe(421);
+      // A container's own health check still answers.
+      expect((await lan.app.request("http://127.0.0.1:8080/healthz", { headers: { host: "127.0.0.1:8080" } })).status).toBe(200);
+    } finally {
+      await lan.close();
+    }
   });
 });
 

@@ -20,7 +20,7 @@ export const roleAtLeast = (held: OperatorRole, needed: OperatorRole) => ROLES.i
 export const isRole = (v: string): v is OperatorRole => (ROLES as readonly string[]).includes(v);
 
 export function roleRefusal(held: OperatorRole, needed: OperatorRole, what: string): HttpError {
-  return new HttpError("forbidden", `${what} needs the ${needed} role; ${held === "admin" ? "you are an" : "you are a"} ${held}`);
+  return new HttpError("forbidden", `${what} needs the ${needed} role; you are ${/^[aeiou]/.test(held) ? "an" : "a"} ${held}`);
 }
 
 /** Refuses the request with 403 unless the operator holds `needed` (or more). */

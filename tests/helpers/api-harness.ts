@@ -7,7 +7,7 @@ import { sql } from "kysely";
 import { operatorCreate } from "../../src/auth/operators.js";
 import { connect, type Db } from "../../src/db/connect.js";
 import { withActor } from "../../src/db/with-actor.js";
-import type { AgentPort, ApiDeps, DecideApprovalParams, ExecutionsPort } from "../../src/http/api-deps.js";
+import type { AgentPort, ApiDeps, ChatOptions, DecideApprovalParams, ExecutionsPort } from "../../src/http/api-deps.js";
 import { createApp } from "../../src/http/app.js";
 import type { PublicOrigin } from "../../src/http/public-origin.js";
 import { SessionEventHub } from "../../src/http/session-event-hub.js";
@@ -19,14 +19,17 @@ export const SETUP_CODE = "TEST-SETUP-CODE";
 
 export class RecordingPorts {
   calls: { method: string; args: unknown[] }[] = [];
+  /** What the route told the agent about the last chat()'s author (roles). */
+  lastChatOptions: ChatOptions | undefined;
   /** The turn the last chat() queued. */
   lastTurnId: string | undefined;
 
   constructor(private readonly db: Db) {}
 
   readonly agent: AgentPort = {
-    chat: async (sessionId, text, actor) => {
+    chat: async (sessionId, text, actor, options) => {
       this.calls.push({ method: "chat", args: [sessionId, text, actor] });
+      this.lastChatOptions = options;
       const turn = await withActor(this.db.kysely, actor, async (tx) => {
         await tx
           .insertInto("messages")
