@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { operatorCreate } from "../src/auth/operators.js";
+import { SETUP_CODE } from "./helpers/api-harness.js";
 import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
@@ -34,11 +35,11 @@ afterAll(async () => {
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 
-async function loggedIn(viewport?: { width: number; height: number }): Promise<Page> {
+async function loggedIn(viewport?: { width: number; height: number }, username = "alice"): Promise<Page> {
   browser = await openBrowser(viewport);
   const { page } = browser;
   await page.goto(api.url);
-  await page.fill("input[name=username]", "alice");
+  await page.fill("input[name=username]", username);
   await page.fill("input[name=password]", "correct horse battery");
   await page.click("button[type=submit]");
   await page.waitForSelector(".sidebar");
@@ -53,6 +54,50 @@ async function openSession(page: Page, sessionId: string) {
 
 const turnText = (page: Page, turnId: string) => page.locator(`[data-turn="${turnId}"] .md`).innerText();
 
+/**
+ * A session as a teammate left it: an open window, a running execution, a
+ * pending plan (with a destructive step) and a pending destructive step;
+ * and an operator `username` with `role` to look at it.
+ */
+async function sharedWork(username: string, role: "viewer" | "operator") {
+  await operatorCreate(t.db.kysely, { username, password: "correct horse battery", actor: "system:test", role });
+  const s = await makeSession(t.db.kysely, { title: "Shared work" });
+  const window = await makeAssentWindow(t.db.kysely, { session_id: s.id, minutes: 30 });
+  const turn = await makeTurn(t.db.kysely, { session_id: s.id });
+  const plan = await makePlan(t.db.kysely, {
+    session_id: s.id,
+    steps: [
+      { title: "Remove the old container", target: "pve1", command: "pct destroy 103", destructive: true },
+      { title: "Install nginx", target: "web1", command: "apt-get install -y nginx" },
+    ],
+  });
+  const planApproval = await makeApproval(t.db.kysely, { session_id: s.id, kind: "plan", plan_id: plan.id });
+  const doomed = await makeExecution(t.db.kysely, { session_id: s.id, target: "pve1", command: "pct destroy 104", risk: "destructive" });
+  const destructive = await makeApproval(t.db.kysely, {
+    session_id: s.id,
+    kind: "execution",
+    execution_id: doomed.id,
+    confirmation_phrase: "destroy 104",
+  });
+  const x = await makeExecution(t.db.kysely, {
+    session_id: s.id,
+    target: "web1",
+    command: "apt-get install -y nginx",
+    risk: "config_mutation",
+  });
+  await appendEvents(t.db.kysely, s.id, turn.id, [
+    ["assent_changed", { open: true, expiresAt: window.expires_at.toISOString() }],
+    ["turn_started", { turnId: turn.id, kind: "operator" }],
+    ["plan_proposed", { planId: plan.id, approvalId: planApproval.id, goal: plan.goal, steps: plan.steps }],
+    ["approval_requested", { approval: { id: planApproval.id, kind: "plan", status: "pending", planId: plan.id } }],
+    ["approval_requested", { approval: { id: destructive.id, kind: "execution", status: "pending", executionId: doomed.id } }],
+    ["tool_use", { id: "re1", name: "request_execution", input: { target: "web1", command: "apt-get install -y nginx" } }],
+    ["tool_result", { toolUseId: "re1", isError: false, content: `execution ${x.id} queued`, executionId: x.id }],
+    ["execution_updated", { execution: { ...x, status: "running" } }],
+  ]);
+  return { sessionId: s.id, plan: planApproval.id, destructive: destructive.id };
+}
+
 describe("the page", () => {
   it("asks for the first operator when there is none, then logs in and out", async () => {
     await t.db.kysely.deleteFrom("operators").execute();
@@ -62,6 +107,9 @@ describe("the page", () => {
     await page.waitForSelector("text=Create the first operator account.");
     await page.fill("input[name=username]", "alice");
     await page.fill("input[name=password]", "correct horse battery");
+    await page.click("button[type=submit]");
+    expect(await page.locator(".form-error").innerText()).toContain("the setup code is missing or wrong");
+    await page.fill("input[name=setupCode]", SETUP_CODE.toLowerCase());
     await page.click("button[type=submit]");
     await page.waitForSelector(".sidebar");
     expect(await page.locator(".who").innerText()).toContain("alice");
@@ -320,6 +368,39 @@ describe("the page", () => {
     expect(await second.locator(".chip").innerText()).toBe("completed · exit 0");
     await shot(page, "execution-live");
   });
+
+  it("shows a viewer everything to read and nothing to press: no composer, no approve, reject, Stop or Cancel", async () => {
+    const w = await sharedWork("vera", "viewer");
+    const page = await loggedIn(undefined, "vera");
+    expect(await page.locator(".who").innerText()).toContain("(viewer)");
+    await openSession(page, w.sessionId);
+    await page.locator(`.approval[data-approval="${w.destructive}"] pre.cmd`).waitFor();
+    await page.locator(`.plan[data-approval="${w.plan}"] .steps li`).first().waitFor();
+    await page.locator('[data-tool="request_execution"] .chip.st-running').waitFor();
+    await page.locator('[data-tool="request_execution"] summary').click();
+    await page.locator(".assent.on").waitFor();
+    await shot(page, "viewer");
+    expect(await page.locator(".composer").count()).toBe(0);
+    expect(await page.locator("button.approve, button.reject, button.stop, input.confirm-input").count()).toBe(0);
+    expect(await page.locator('[data-tool="request_execution"] button:text("Cancel")').count()).toBe(0);
+    expect(await page.locator("text=+ New").count()).toBe(0);
+    expect(await page.locator(".decided.st-pending").count()).toBe(2);
+  }, 60_000);
+
+  it("shows an operator chat, Stop and Approve, but no way to confirm a destructive step", async () => {
+    const w = await sharedWork("otto", "operator");
+    const page = await loggedIn(undefined, "otto");
+    await openSession(page, w.sessionId);
+    const destructive = page.locator(`.approval[data-approval="${w.destructive}"]`);
+    await destructive.locator("pre.cmd").waitFor();
+    expect(await page.locator(".composer textarea").count()).toBe(1);
+    expect(await page.locator("button.stop").count()).toBe(1);
+    expect(await page.locator(`.plan[data-approval="${w.plan}"] button.approve`).count()).toBe(1);
+    expect(await destructive.locator("button.reject").count()).toBe(1);
+    expect(await destructive.locator("button.approve, input.confirm-input").count()).toBe(0);
+    expect(await destructive.innerText()).toContain("only an admin can confirm it");
+    await shot(page, "operator-destructive");
+  }, 60_000);
 
   it("HTML in model text and command output is shown as text and never runs", async () => {
     const s = await makeSession(t.db.kysely, { title: "Hostile output" });

@@ -5,6 +5,7 @@
 // confirmation. All text goes into the page as text, never as HTML.
 import { useEffect, useState } from "hono/jsx/dom";
 import { ApiError, api } from "./api.js";
+import { can } from "./role.js";
 import type { Approval, Execution, Part, PlanStep } from "./timeline.js";
 import { executionFrom } from "./timeline.js";
 
@@ -38,6 +39,7 @@ function CancelButton({ execution, ctx }: { execution: Execution; ctx: CardConte
   const [busy, setBusy] = useState(false);
   // A step still waiting for approval is rejected, not cancelled; a finished one is history.
   if (execution.status !== "approved" && execution.status !== "running") return null;
+  if (!can("operator")) return null;
   return (
     <button
       type="button"
@@ -106,6 +108,9 @@ function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
     );
   }
   const phrase = approval.confirmationPhrase;
+  // A viewer decides nothing; an operator may reject a destructive step, only an admin confirms one.
+  if (!can("operator")) return <div class="decided st-pending">Waiting for an operator's decision</div>;
+  const mayApprove = !phrase || can("admin");
   const decide = async (decision: "approve" | "reject") => {
     setBusy(true);
     setError("");
@@ -121,7 +126,8 @@ function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
   };
   return (
     <div class="decide">
-      {phrase && (
+      {phrase && !mayApprove && <p class="confirm">This step is destructive: only an admin can confirm it.</p>}
+      {phrase && mayApprove && (
         <label class="confirm">
           <span>
             This step is destructive. Type <code>{phrase}</code> to approve it:
@@ -137,9 +143,11 @@ function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
         </label>
       )}
       <div class="buttons">
-        <button type="button" class="btn approve" disabled={busy} onClick={() => decide("approve")}>
-          Approve
-        </button>
+        {mayApprove && (
+          <button type="button" class="btn approve" disabled={busy} onClick={() => decide("approve")}>
+            Approve
+          </button>
+        )}
         <button type="button" class="btn reject" disabled={busy} onClick={() => decide("reject")}>
           Reject
         </button>
@@ -177,6 +185,9 @@ export function PlanCard({ part, ctx }: { part: Extract<Part, { type: "plan" }>;
         <span class="goal">{part.goal}</span>
       </header>
       <Steps steps={part.steps} />
+      {approval.status === "pending" && can("operator") && !can("admin") && part.steps.some((s) => s.destructive) && (
+        <p class="confirm">Approving does not authorize the destructive steps: each will ask an admin to confirm it.</p>
+      )}
       <Decision approval={approval} ctx={ctx} />
     </section>
   );

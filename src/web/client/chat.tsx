@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
 import { Markdown } from "./markdown.js";
+import { can } from "./role.js";
 import {
   type ApiEvent,
   type Approval,
@@ -69,24 +70,26 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
       ) : (
         <span class="badge">Working…</span>
       )}
-      <button
-        type="button"
-        class="btn stop"
-        disabled={stopping}
-        onClick={async () => {
-          setStopping(true);
-          try {
-            const r = await api<{ assent: { open: boolean; expiresAt: string | null } }>("DELETE", `/api/sessions/${sessionId}/assent`);
-            onAssent({ open: r.assent.open, expiresAt: r.assent.expiresAt });
-          } catch (err) {
-            alert((err as Error).message);
-          } finally {
-            setStopping(false);
-          }
-        }}
-      >
-        ■ Stop
-      </button>
+      {can("operator") && (
+        <button
+          type="button"
+          class="btn stop"
+          disabled={stopping}
+          onClick={async () => {
+            setStopping(true);
+            try {
+              const r = await api<{ assent: { open: boolean; expiresAt: string | null } }>("DELETE", `/api/sessions/${sessionId}/assent`);
+              onAssent({ open: r.assent.open, expiresAt: r.assent.expiresAt });
+            } catch (err) {
+              alert((err as Error).message);
+            } finally {
+              setStopping(false);
+            }
+          }}
+        >
+          ■ Stop
+        </button>
+      )}
     </div>
   );
 }
@@ -262,30 +265,32 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
         )}
         <div ref={bottom} />
       </div>
-      <form
-        class="composer"
-        onSubmit={(e: Event) => {
-          e.preventDefault();
-          void send();
-        }}
-      >
-        <textarea
-          name="text"
-          rows={2}
-          placeholder="Message Nomos…  (Enter to send, Shift+Enter for a new line)"
-          value={text}
-          onInput={(e: Event) => setText((e.target as HTMLTextAreaElement).value)}
-          onKeyDown={(e: KeyboardEvent) => {
-            if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
-              e.preventDefault();
-              void send();
-            }
+      {can("operator") && (
+        <form
+          class="composer"
+          onSubmit={(e: Event) => {
+            e.preventDefault();
+            void send();
           }}
-        />
-        <button class="btn send" type="submit" disabled={text.trim() === ""}>
-          Send
-        </button>
-      </form>
+        >
+          <textarea
+            name="text"
+            rows={2}
+            placeholder="Message Nomos…  (Enter to send, Shift+Enter for a new line)"
+            value={text}
+            onInput={(e: Event) => setText((e.target as HTMLTextAreaElement).value)}
+            onKeyDown={(e: KeyboardEvent) => {
+              if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                void send();
+              }
+            }}
+          />
+          <button class="btn send" type="submit" disabled={text.trim() === ""}>
+            Send
+          </button>
+        </form>
+      )}
       {sendError && (
         <div class="form-error" role="alert">
           {sendError}

@@ -6,9 +6,10 @@
 import { render, useEffect, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { Chat } from "./chat.js";
+import { can, type Role, setRole } from "./role.js";
 
 interface Me {
-  operator: { username: string } | null;
+  operator: { username: string; role: Role } | null;
   needsSetup: boolean;
   notices: string[];
 }
@@ -23,6 +24,7 @@ interface SessionItem {
 function Login({ me, onDone }: { me: Me; onDone(): void }) {
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
+  const [setupCode, setSetupCode] = useState("");
   const [error, setError] = useState("");
   const setup = me.needsSetup;
   return (
@@ -33,7 +35,7 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
           e.preventDefault();
           setError("");
           try {
-            await api("POST", setup ? "/api/setup" : "/api/login", { username, password });
+            await api("POST", setup ? "/api/setup" : "/api/login", setup ? { username, password, setupCode } : { username, password });
             onDone();
           } catch (err) {
             setError((err as Error).message);
@@ -41,10 +43,26 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
         }}
       >
         <h1>Nomos</h1>
-        <p class="sub">{setup ? "Create the first operator account." : "Log in to operate your homelab."}</p>
+        <p class="sub">
+          {setup
+            ? "Create the first operator account. The setup code is in the Nomos service log (look for “setup code”)."
+            : "Log in to operate your homelab."}
+        </p>
         {me.notices.map((n) => (
           <p class="notice">{n}</p>
         ))}
+        {setup && (
+          <label>
+            Setup code
+            <input
+              name="setupCode"
+              autocomplete="off"
+              spellcheck={false}
+              value={setupCode}
+              onInput={(e: Event) => setSetupCode((e.target as HTMLInputElement).value)}
+            />
+          </label>
+        )}
         <label>
           Username
           <input
@@ -108,9 +126,11 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
       <aside class="sidebar">
         <div class="brand">
           <span>Nomos</span>
-          <button type="button" class="btn small" onClick={create}>
-            + New
-          </button>
+          {can("operator") && (
+            <button type="button" class="btn small" onClick={create}>
+              + New
+            </button>
+          )}
         </div>
         <nav class="sessions">
           {sessions.map((s) => (
@@ -126,6 +146,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         </nav>
         <div class="who">
           {me.operator?.username}
+          {me.operator && me.operator.role !== "operator" && <span class="role"> ({me.operator.role})</span>}
           <button
             type="button"
             class="btn small link"
@@ -149,10 +170,12 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           <Chat sessionId={current} listTitle={sessions.find((s) => s.id === current)?.title} onChanged={() => void load()} />
         ) : (
           <div class="welcome">
-            <p>Pick a session, or start a new one.</p>
-            <button type="button" class="btn primary" onClick={create}>
-              New session
-            </button>
+            <p>{can("operator") ? "Pick a session, or start a new one." : "Pick a session to follow it (you may read, not act)."}</p>
+            {can("operator") && (
+              <button type="button" class="btn primary" onClick={create}>
+                New session
+              </button>
+            )}
           </div>
         )}
       </section>
@@ -173,6 +196,7 @@ function App() {
   if (error) return <p class="boot form-error">Cannot reach Nomos: {error}</p>;
   if (!me) return <p class="boot">Loading Nomos…</p>;
   if (!me.operator) return <Login me={me} onDone={refresh} />;
+  setRole(me.operator.role);
   return <Workspace me={me} onLogout={refresh} />;
 }
 
