@@ -60,7 +60,11 @@ const executionsOf = (sessionId: string) =>
     .orderBy("created_at")
     .execute();
 
-async function approvePlan(sessionId: string, steps: Array<{ title: string; target?: string; command?: string; destructive?: boolean }>) {
+async function approvePlan(
+  sessionId: string,
+  steps: Array<{ title: string; target?: string; command?: string; destructive?: boolean }>,
+  decider: { actor?: string; mayConfirmDestructive?: boolean } = {},
+) {
   h.double.setPolicy(
     scriptedPolicy([
       { content: [{ type: "tool_use", name: "propose_plan", input: { goal: "work on pve1", steps } }] },
@@ -71,7 +75,13 @@ async function approvePlan(sessionId: string, steps: Array<{ title: string; targ
   await h.turns.idle(sessionId);
   const [card] = await pending(sessionId);
   expect(card).toMatchObject({ kind: "plan" });
-  return approvalDecide(h.approvalDeps, { approvalId: card!.id, decision: "approve", actor: "operator:alice", via: "button" });
+  return approvalDecide(h.approvalDeps, {
+    approvalId: card!.id,
+    decision: "approve",
+    actor: decider.actor ?? "operator:alice",
+    via: "button",
+    ...decider,
+  });
 }
 
 describe("gating outside a window", () => {
@@ -246,6 +256,17 @@ describe("gating inside a window", () => {
     expect(await agentRuns(s.id, "pve1", "pct destroy 106")).toContain("did: pct destroy 106");
     expect(await agentRuns(s.id, "pve1", "pct destroy 107")).toContain('type "destroy 107"');
     expect(await agentRuns(s.id, "pve2", "pct destroy 106")).toContain("Not run");
+  });
+
+  it("a plan approved by someone who may not confirm destructive steps pre-authorizes none of them (issue 14)", async () => {
+    const s = await makeSession(t.db.kysely);
+    await approvePlan(s.id, [{ title: "remove the old container", target: "pve1", command: "pct destroy 108", destructive: true }], {
+      actor: "operator:olga",
+      mayConfirmDestructive: false,
+    });
+    const window = await assentWindowCurrent(t.db.kysely, { sessionId: s.id });
+    expect(window).toMatchObject({ open: true, preauthorized: [] });
+    expect(await agentRuns(s.id, "pve1", "pct destroy 108")).toContain('type "destroy 108"');
   });
 });
 

@@ -13,7 +13,10 @@
 //   operator as the actor.
 // - Deciding any approval of a session opens or extends its window
 //   (DESIGN.md); approving adds scope: the plan's targets and its
-//   pre-authorized destructive steps, or the execution's target.
+//   pre-authorized destructive steps, or the execution's target. Only a
+//   decider who may confirm destructive steps (an admin, issue 14) adds
+//   pre-authorized steps: a plan an operator approves still has each of its
+//   destructive steps ask, so that an admin types its phrase.
 // - onApprovalsSettled runs after commit, only when the session has no
 //   pending approval left: the agent hears once, when all are decided.
 import { type Kysely, sql } from "kysely";
@@ -42,6 +45,12 @@ export interface ApprovalDecision {
   /** Who decided: "operator:<username>". */
   actor: string;
   via: "button" | "chat";
+  /**
+   * False when the decider may not confirm destructive steps (below admin):
+   * approving a plan then pre-authorizes none of its destructive steps.
+   * Absent means true (the callers that know the role pass it).
+   */
+  mayConfirmDestructive?: boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -96,7 +105,11 @@ export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): P
       if (plan && status === "approved") {
         const steps = plan.steps as PlanStep[];
         addTargets = steps.flatMap((s) => (s.target ? [s.target] : []));
-        addPreauthorized = steps.flatMap((s) => (s.destructive && s.target && s.command ? [{ target: s.target, command: s.command }] : []));
+        if (p.mayConfirmDestructive !== false) {
+          addPreauthorized = steps.flatMap((s) =>
+            s.destructive && s.target && s.command ? [{ target: s.target, command: s.command }] : [],
+          );
+        }
       }
     } else if (row.execution_id) {
       const execution =

@@ -25,6 +25,8 @@ export interface DecideApprovalParams {
   /** "operator:<username>" */
   actor: string;
   via: "button" | "chat";
+  /** False below admin: a plan so approved pre-authorizes none of its destructive steps. */
+  mayConfirmDestructive?: boolean;
 }
 
 /** What the agent needs to know about who is chatting (issue 14: roles). */

@@ -379,8 +379,7 @@ export class Turns {
       .replace(/\s+/g, " ")} `;
     const notes: string[] = [];
     for (const a of pending) {
-      const typed =
-        mayConfirmDestructive && a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
+      const typed = mayConfirmDestructive && a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
       if (!(typed || (assent && a.confirmationPhrase === null))) continue;
       try {
         // No onApprovalsSettled here: this chat turn itself carries the decision to the agent.
@@ -392,6 +391,7 @@ export class Turns {
             ...(typed ? { confirmation: a.confirmationPhrase! } : {}),
             actor,
             via: "chat",
+            mayConfirmDestructive,
           },
         );
         const what = a.kind === "plan" ? `plan ${a.planId} ("${a.goal}")` : `execution ${a.executionId} (${a.command} on ${a.target})`;

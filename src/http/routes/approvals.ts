@@ -29,37 +29,45 @@ export function approvalRoutes(deps: ApiDeps) {
       const { session, status } = c.req.valid("query");
       return c.json({ approvals: await approvalViews(deps.db, { sessionId: session, status }) });
     })
-    .post("/api/approvals/:id", requireRole("operator", "deciding an approval"), validate("param", idParam), validate("json", decideBody), async (c) => {
-      const { id } = c.req.valid("param");
-      const { decision, confirmation } = c.req.valid("json");
-      const approval = await approvalView(deps.db, { approvalId: id });
-      if (!approval) throw notFound("approval", id);
-      if (approval.status !== "pending") {
-        throw new HttpError("conflict", `approval ${id} is already ${approval.status}; a decision is made once`);
-      }
-      // Confirming a destructive step is an admin's; anyone who may decide may refuse one.
-      const role = c.get("operator").role;
-      if (decision === "approve" && approval.confirmationPhrase && !roleAtLeast(role, "admin")) {
-        throw roleRefusal(role, "admin", "confirming a destructive step");
-      }
-      if (decision === "approve" && approval.confirmationPhrase && confirmation?.trim() !== approval.confirmationPhrase) {
-        throw new HttpError(
-          "bad_request",
-          `body.confirmation: this step is destructive; type "${approval.confirmationPhrase}" to approve it`,
-          "body.confirmation",
+    .post(
+      "/api/approvals/:id",
+      requireRole("operator", "deciding an approval"),
+      validate("param", idParam),
+      validate("json", decideBody),
+      async (c) => {
+        const { id } = c.req.valid("param");
+        const { decision, confirmation } = c.req.valid("json");
+        const approval = await approvalView(deps.db, { approvalId: id });
+        if (!approval) throw notFound("approval", id);
+        if (approval.status !== "pending") {
+          throw new HttpError("conflict", `approval ${id} is already ${approval.status}; a decision is made once`);
+        }
+        // Confirming a destructive step is an admin's; anyone who may decide may refuse one.
+        const role = c.get("operator").role;
+        if (decision === "approve" && approval.confirmationPhrase && !roleAtLeast(role, "admin")) {
+          throw roleRefusal(role, "admin", "confirming a destructive step");
+        }
+        if (decision === "approve" && approval.confirmationPhrase && confirmation?.trim() !== approval.confirmationPhrase) {
+          throw new HttpError(
+            "bad_request",
+            `body.confirmation: this step is destructive; type "${approval.confirmationPhrase}" to approve it`,
+            "body.confirmation",
+          );
+        }
+        const actor = c.get("actor");
+        await viaPort(() =>
+          deps.agent.decideApproval({
+            approvalId: id,
+            decision,
+            ...(confirmation !== undefined ? { confirmation: confirmation.trim() } : {}),
+            actor,
+            via: "button",
+            // An operator's plan approval leaves its destructive steps to ask an admin.
+            ...(roleAtLeast(role, "admin") ? {} : { mayConfirmDestructive: false }),
+          }),
         );
-      }
-      const actor = c.get("actor");
-      await viaPort(() =>
-        deps.agent.decideApproval({
-          approvalId: id,
-          decision,
-          ...(confirmation !== undefined ? { confirmation: confirmation.trim() } : {}),
-          actor,
-          via: "button",
-        }),
-      );
-      deps.log.info({ approvalId: id, decision, actor }, "approval decided");
-      return c.json(await approvalView(deps.db, { approvalId: id }));
-    });
+        deps.log.info({ approvalId: id, decision, actor }, "approval decided");
+        return c.json(await approvalView(deps.db, { approvalId: id }));
+      },
+    );
 }
