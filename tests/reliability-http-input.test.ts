@@ -203,6 +203,15 @@ describe("every /api route under bad input", () => {
     const res = await req(`/api/sessions/${ids.session}/events`, { headers: { "last-event-id": "1 OR 1=1" } });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { field: string } }).error.field).toBe("header.last-event-id");
+    // Digits past a bigint reached PostgreSQL as its raw error before issue 14.
+    for (const big of ["9999999999999999999", "9223372036854775808"]) {
+      const query = await req(`/api/sessions/${ids.session}/events?after=${big}`);
+      expect(query.status).toBe(400);
+      expect(((await query.json()) as { error: { field: string } }).error.field).toBe("query.after");
+      const header = await req(`/api/sessions/${ids.session}/events`, { headers: { "last-event-id": big } });
+      expect(header.status).toBe(400);
+      expect(((await header.json()) as { error: { field: string } }).error.field).toBe("header.last-event-id");
+    }
   });
 
   it("refuses a huge body (413) and a deeply nested one (4xx) on every writing route, writing nothing", async () => {
