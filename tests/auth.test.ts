@@ -74,7 +74,11 @@ describe("the first operator", () => {
       const refused = await post("/api/setup", { username: "root", password: "tangerine orbit kettle", setupCode }, from("192.0.2.1"));
       expect(refused.status).toBe(403);
       expect(await refused.json()).toMatchObject({
-        error: { code: "forbidden", field: "body.setupCode", message: expect.stringMatching(/setup code .* printed in the Nomos service log/) },
+        error: {
+          code: "forbidden",
+          field: "body.setupCode",
+          message: expect.stringMatching(/setup code .* printed in the Nomos service log/),
+        },
       });
     }
     const short = await post("/api/setup", { username: "root", password: "short", setupCode: SETUP_CODE });

@@ -132,7 +132,9 @@ describe("a Host that is not ours (DNS rebinding), on every route the app has", 
           body: r.method === "GET" ? undefined : JSON.stringify({ username: "mallory", password: "tangerine orbit kettle" }),
         });
         expect(res.status, `${key} Host: ${host}`).toBe(421);
-        expect(await res.json()).toMatchObject({ error: { code: "misdirected_request", message: expect.stringContaining("NOMOS_PUBLIC_URL") } });
+        expect(await res.json()).toMatchObject({
+          error: { code: "misdirected_request", message: expect.stringContaining("NOMOS_PUBLIC_URL") },
+        });
       }
     }
     expect(await writes()).toBe(before);

@@ -84,7 +84,8 @@ describe("each role against each route", () => {
           ...(r.method === "GET" ? {} : { body: bodyFor(key) }),
           ...(key.endsWith("/events") ? { headers: { "last-event-id": "0" } } : {}),
         });
-        const below = needed !== "public" && ["viewer", "operator", "admin"].indexOf(role) < ["viewer", "operator", "admin"].indexOf(needed);
+        const below =
+          needed !== "public" && ["viewer", "operator", "admin"].indexOf(role) < ["viewer", "operator", "admin"].indexOf(needed);
         if (below) {
           expect(res.status, `${role} ${key}`).toBe(403);
           expect(await res.json()).toMatchObject({
@@ -110,16 +111,32 @@ describe("destructive confirmations are an admin's", () => {
     const s = await makeSession(t.db.kysely);
     const x1 = await makeExecution(t.db.kysely, { session_id: s.id, command: "pct destroy 105", risk: "destructive" });
     const x2 = await makeExecution(t.db.kysely, { session_id: s.id, command: "pct destroy 106", risk: "destructive" });
-    const a = await makeApproval(t.db.kysely, { session_id: s.id, kind: "execution", execution_id: x1.id, confirmation_phrase: "destroy 105" });
-    const b = await makeApproval(t.db.kysely, { session_id: s.id, kind: "execution", execution_id: x2.id, confirmation_phrase: "destroy 106" });
-    const refused = await as.operator!(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "approve", confirmation: "destroy 105" } });
+    const a = await makeApproval(t.db.kysely, {
+      session_id: s.id,
+      kind: "execution",
+      execution_id: x1.id,
+      confirmation_phrase: "destroy 105",
+    });
+    const b = await makeApproval(t.db.kysely, {
+      session_id: s.id,
+      kind: "execution",
+      execution_id: x2.id,
+      confirmation_phrase: "destroy 106",
+    });
+    const refused = await as.operator!(`/api/approvals/${a.id}`, {
+      method: "POST",
+      body: { decision: "approve", confirmation: "destroy 105" },
+    });
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({
       error: { message: "confirming a destructive step needs the admin role; you are an operator" },
     });
     const rejected = await as.operator!(`/api/approvals/${b.id}`, { method: "POST", body: { decision: "reject" } });
     expect(await rejected.json()).toMatchObject({ status: "rejected", decidedBy: "operator:olga" });
-    const confirmed = await as.admin!(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "approve", confirmation: "destroy 105" } });
+    const confirmed = await as.admin!(`/api/approvals/${a.id}`, {
+      method: "POST",
+      body: { decision: "approve", confirmation: "destroy 105" },
+    });
     expect(await confirmed.json()).toMatchObject({ status: "approved", decidedBy: "operator:ada", decidedVia: "button" });
   });
 

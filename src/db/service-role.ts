@@ -9,8 +9,8 @@
 // opened, used, closed before the service takes its first request.
 import type { Logger } from "../log/logger.js";
 import { connect, type Sql } from "./connect.js";
-import { isPgError } from "./pg-errors.js";
 import { type MigrateResult, MigrationError, migrate } from "./migrate.js";
+import { isPgError } from "./pg-errors.js";
 
 export interface RolePowers {
   role: string;

@@ -36,9 +36,7 @@ const mapped =
 
 export function agentPortFrom(p: { db: Db; turns: Turns; approvalDeps: ApprovalDeps }): AgentPort {
   return {
-    chat: mapped((sessionId: string, text: string, actor: string, options?: ChatOptions) =>
-      p.turns.chat(sessionId, text, actor, options),
-    ),
+    chat: mapped((sessionId: string, text: string, actor: string, options?: ChatOptions) => p.turns.chat(sessionId, text, actor, options)),
     abort: mapped((sessionId: string) => p.turns.abort(sessionId)),
     decideApproval: mapped((params) => approvalDecide(p.approvalDeps, params)),
     revokeAssent: mapped(async (sessionId: string, actor: string) => {

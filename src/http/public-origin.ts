@@ -64,7 +64,11 @@ export function requestIsHttps(c: Context, origin: PublicOrigin): boolean {
  */
 export function clientAddress(c: Context, origin: PublicOrigin): string {
   if (origin.trustProxy) {
-    const chain = c.req.header("x-forwarded-for")?.split(",").map((s) => s.trim()).filter(Boolean);
+    const chain = c.req
+      .header("x-forwarded-for")
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     const last = chain?.at(-1);
     if (last) return last;
   }

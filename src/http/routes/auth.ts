@@ -73,7 +73,7 @@ export function authRoutes(deps: ApiDeps) {
         deps.log.warn("first-operator form refused: wrong or missing setup code");
         throw new HttpError(
           "forbidden",
-          "body.setupCode: the setup code is missing or wrong; it is printed in the Nomos service log at start (look for \"setup code\"), or create the operator with npm run create-operator",
+          'body.setupCode: the setup code is missing or wrong; it is printed in the Nomos service log at start (look for "setup code"), or create the operator with npm run create-operator',
           "body.setupCode",
         );
       }

@@ -21,18 +21,23 @@ export function sessionRoutes(deps: ApiDeps) {
   };
 
   return new Hono<AuthEnv>()
-    .post("/api/sessions", requireRole("operator", "creating a session"), validate("json", z.object({ title: z.string().trim().min(1).max(200).optional() }).default({})), async (c) => {
-      const { title } = c.req.valid("json");
-      const op = c.get("operator");
-      const row = await withActor(deps.db, c.get("actor"), (tx) =>
-        tx
-          .insertInto("sessions")
-          .values({ title: title ?? DEFAULT_TITLE, operator_id: op.id })
-          .returning(["id", "title", "created_at"])
-          .executeTakeFirstOrThrow(),
-      );
-      return c.json({ id: row.id, title: row.title, createdAt: row.created_at }, 201);
-    })
+    .post(
+      "/api/sessions",
+      requireRole("operator", "creating a session"),
+      validate("json", z.object({ title: z.string().trim().min(1).max(200).optional() }).default({})),
+      async (c) => {
+        const { title } = c.req.valid("json");
+        const op = c.get("operator");
+        const row = await withActor(deps.db, c.get("actor"), (tx) =>
+          tx
+            .insertInto("sessions")
+            .values({ title: title ?? DEFAULT_TITLE, operator_id: op.id })
+            .returning(["id", "title", "created_at"])
+            .executeTakeFirstOrThrow(),
+        );
+        return c.json({ id: row.id, title: row.title, createdAt: row.created_at }, 201);
+      },
+    )
     .get("/api/sessions", async (c) => c.json({ sessions: await sessionList(deps.db) }))
     .get("/api/sessions/:id", validate("param", idParam), async (c) => {
       const { id } = c.req.valid("param");
