@@ -8,9 +8,9 @@ import { startService } from "./helpers/service-process.js";
 
 const t = useTestDatabase();
 
-function createOperator(username: string, password: string) {
+function createOperator(username: string, password: string, args: string[] = []) {
   return new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/auth/create-operator-cli.ts", username], {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/auth/create-operator-cli.ts", ...args, username], {
       env: { PATH: process.env.PATH, DATABASE_URL: t.url, LOG_LEVEL: "silent" },
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -26,9 +26,26 @@ function createOperator(username: string, password: string) {
 describe("npm run create-operator", () => {
   it("creates an operator with an scrypt hash of the password read from stdin", async () => {
     const r = await createOperator("dana", "dana's long password");
-    expect(r).toMatchObject({ code: 0, out: 'operator "dana" created\n' });
+    expect(r).toMatchObject({ code: 0, out: 'operator "dana" created (admin)\n' });
     const row = await t.db.kysely.selectFrom("operators").selectAll().where("username", "=", "dana").executeTakeFirstOrThrow();
     expect(await passwordVerify("dana's long password", row.password_hash)).toBe(true);
+  });
+
+  it("--role viewer makes a viewer (the first operator was an admin, later ones are operators by default)", async () => {
+    expect(await createOperator("vic", "tangerine orbit kettle", ["--role", "viewer"])).toMatchObject({
+      code: 0,
+      out: 'operator "vic" created (viewer)\n',
+    });
+    expect(await createOperator("olga", "tangerine orbit kettle")).toMatchObject({ code: 0, out: 'operator "olga" created (operator)\n' });
+    const bad = await createOperator("root", "tangerine orbit kettle", ["--role", "root"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe('--role must be one of viewer, operator, admin (got "root")\n');
+    const rows = await t.db.kysely.selectFrom("operators").select(["username", "role"]).orderBy("created_at").execute();
+    expect(rows).toEqual([
+      { username: "dana", role: "admin" },
+      { username: "vic", role: "viewer" },
+      { username: "olga", role: "operator" },
+    ]);
   });
 
   it("refuses a taken name and a short password with a message, exit 1", async () => {

@@ -6,6 +6,7 @@
 // including an owner that is no superuser.
 // Roles belong to the whole server: each test makes its own, named after this
 // file's database so parallel runs never collide, and drops them after.
+import { spawn } from "node:child_process";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connect, type Db } from "../src/db/connect.js";
@@ -115,6 +116,28 @@ describe("migrations as an owner that is no superuser", () => {
       await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
       await admin.unsafe(`DROP ROLE IF EXISTS ${owner}`);
       await admin.end();
+    }
+  });
+});
+
+describe("npm run migrate", () => {
+  it("runs as NOMOS_DATABASE_OWNER_URL and lets DATABASE_URL's role into nomos_service, as the service does at start", async () => {
+    const cliRole = `${t.name}_cli`;
+    await t.db.sql.unsafe(`CREATE ROLE ${cliRole} LOGIN`);
+    try {
+      const code = await new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "src/db/migrate-cli.ts"], {
+          env: { PATH: process.env.PATH, DATABASE_URL: asRole(t.url, cliRole), NOMOS_DATABASE_OWNER_URL: t.url, LOG_LEVEL: "silent" },
+          stdio: "ignore",
+        });
+        child.on("exit", resolve);
+      });
+      expect(code).toBe(0);
+      const [row] = await t.db.sql<{ member: boolean }[]>`SELECT pg_has_role(${cliRole}, 'nomos_service', 'MEMBER') AS member`;
+      expect(row!.member).toBe(true);
+    } finally {
+      await t.db.sql.unsafe(`DROP OWNED BY ${cliRole}`);
+      await t.db.sql.unsafe(`DROP ROLE IF EXISTS ${cliRole}`);
     }
   });
 });
