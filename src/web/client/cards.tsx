@@ -186,7 +186,7 @@ export function PlanCard({ part, ctx }: { part: Extract<Part, { type: "plan" }>;
       </header>
       <Steps steps={part.steps} />
       {approval.status === "pending" && can("operator") && !can("admin") && part.steps.some((s) => s.destructive) && (
-        <p class="confirm">Approving does not authorize the destructive steps: each will ask an admin to confirm it.</p>
+        <p class="desc confirm">Approving does not authorize the destructive steps: each will ask an admin to confirm it.</p>
       )}
       <Decision approval={approval} ctx={ctx} />
     </section>

@@ -145,8 +145,10 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           ))}
         </nav>
         <div class="who">
-          {me.operator?.username}
-          {me.operator && me.operator.role !== "operator" && <span class="role"> ({me.operator.role})</span>}
+          <span>
+            {me.operator?.username}
+            {me.operator && me.operator.role !== "operator" && <span class="role"> ({me.operator.role})</span>}
+          </span>
           <button
             type="button"
             class="btn small link"
