@@ -24,6 +24,8 @@ export interface StepResult {
 export interface RouteState {
   /** The target pct_create registered, once it has. */
   created?: string;
+  /** Its vmid on the node. */
+  createdVmid?: number;
   results: StepResult[];
 }
 
@@ -120,6 +122,11 @@ export function routePolicy(request: RegExp, route: Route): DoublePolicy {
         .map((c) => /it is target "([^"]+)"/.exec(c.result.text)?.[1])
         .at(-1),
     };
+    const createdVmid = done
+      .filter((c) => c.name === "pct_create" && !c.result.isError)
+      .map((c) => /as vmid (\d+)/.exec(c.result.text)?.[1])
+      .at(-1);
+    if (createdVmid !== undefined) state.createdVmid = Number(createdVmid);
     const k = done.length;
     if (k > 0) {
       const prev = done[k - 1]!.result;
