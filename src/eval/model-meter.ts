@@ -44,7 +44,8 @@ export function usageOf(text: string): Omit<MeteredCall, "conversation" | "statu
   const add = (usage: Record<string, number | null | undefined> | undefined, replaceOutput: boolean) => {
     if (!usage) return;
     if (typeof usage.input_tokens === "number" && usage.input_tokens > 0) u.inputTokens = usage.input_tokens;
-    if (typeof usage.output_tokens === "number") u.outputTokens = replaceOutput ? usage.output_tokens : Math.max(u.outputTokens, usage.output_tokens);
+    if (typeof usage.output_tokens === "number")
+      u.outputTokens = replaceOutput ? usage.output_tokens : Math.max(u.outputTokens, usage.output_tokens);
     if (typeof usage.cache_read_input_tokens === "number") u.cacheReadTokens = usage.cache_read_input_tokens;
     if (typeof usage.cache_creation_input_tokens === "number") u.cacheWriteTokens = usage.cache_creation_input_tokens;
   };
@@ -60,7 +61,11 @@ export function usageOf(text: string): Omit<MeteredCall, "conversation" | "statu
   for (const line of text.split("\n")) {
     if (!line.startsWith("data:")) continue;
     try {
-      const data = JSON.parse(line.slice(5)) as { type?: string; message?: { usage?: Record<string, number> }; usage?: Record<string, number> };
+      const data = JSON.parse(line.slice(5)) as {
+        type?: string;
+        message?: { usage?: Record<string, number> };
+        usage?: Record<string, number>;
+      };
       if (data.type === "message_start") add(data.message?.usage, false);
       if (data.type === "message_delta") add(data.usage, true);
     } catch {

@@ -74,7 +74,9 @@ export async function startNomos(o: NomosProcessOptions): Promise<NomosProcess> 
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`Nomos exited with ${code} before listening: ${[...stderr, ...lines.map((x) => String(x.msg))].slice(-20).join("\n")}`));
+      reject(
+        new Error(`Nomos exited with ${code} before listening: ${[...stderr, ...lines.map((x) => String(x.msg))].slice(-20).join("\n")}`),
+      );
     });
   });
   let stopping: Promise<number | null> | undefined;

@@ -82,9 +82,10 @@ export async function playOperator(o: OperatorOptions, request: string, check: (
       for (const [, id] of flat(m).matchAll(UUID)) {
         const known = statuses.get(id!);
         if (known && TERMINAL.has(known.status)) continue;
-        const e = await api<{ status: string; target: string; command: string; exitCode: number | null; risk: string }>("GET", `/api/executions/${id}`).catch(
-          () => undefined,
-        );
+        const e = await api<{ status: string; target: string; command: string; exitCode: number | null; risk: string }>(
+          "GET",
+          `/api/executions/${id}`,
+        ).catch(() => undefined);
         if (e) statuses.set(id!, { status: e.status, target: e.target, command: e.command, exitCode: e.exitCode, risk: e.risk });
       }
     }
@@ -100,7 +101,8 @@ export async function playOperator(o: OperatorOptions, request: string, check: (
     while (Date.now() < deadline) {
       const session = await api<Session>("GET", `/api/sessions/${sessionId}`);
       const executions = await executionsOf(session);
-      const busy = session.runningTurn !== null || [...executions.values()].some((e) => !TERMINAL.has(e.status) && e.status !== "pending_approval");
+      const busy =
+        session.runningTurn !== null || [...executions.values()].some((e) => !TERMINAL.has(e.status) && e.status !== "pending_approval");
       const mark = `${session.lastEventId}:${session.messages.length}`;
       quiet = busy || mark !== last ? 0 : quiet + 1;
       last = mark;

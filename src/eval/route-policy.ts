@@ -71,6 +71,9 @@ export function resultOf(text: string, isError: boolean): StepResult {
   return { text, exit: m?.[1] === undefined ? null : Number(m[1]), isError };
 }
 
+/** Marks a step as going on whatever its result (a route that does not look, for the checkers' tests). */
+export const anyResult = (step: RouteStep): RouteStep => ({ ...step, ok: () => true });
+
 const defaultOk = (r: StepResult) => !r.isError && (r.exit === 0 || (r.exit === null && !/^Not run:/.test(r.text)));
 
 const say = (text: string): DoubleReply => ({ content: [{ type: "text", text }] });

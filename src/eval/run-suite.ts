@@ -52,18 +52,26 @@ export interface SuiteOptions {
   price: Price | null;
   maxTicks: number;
   scenarioTimeoutMs: number;
+  /** Scenarios run side by side in a round (default 1: one at a time, as wall times compare best). */
+  concurrency?: number;
   /** A database URL per round (tests); absent: embedded PostgreSQL in a temporary directory. */
   databaseUrl?: (round: number) => Promise<string>;
   /** More environment for the service. */
   env?: Record<string, string>;
-  onProgress?: (event: { kind: "round"; round: number } | { kind: "start"; scenario: Scenario; round: number } | { kind: "done"; result: ScenarioResult }) => void;
+  onProgress?: (
+    event:
+      | { kind: "round"; round: number }
+      | { kind: "start"; scenario: Scenario; round: number }
+      | { kind: "done"; result: ScenarioResult },
+  ) => void;
 }
 
 /** Routes each conversation to the scripted policy of the scenario whose request opened it. */
 export function scenarioRouter(scenarios: Scenario[], policyFor: (s: Scenario) => DoublePolicy): DoublePolicy {
   return (req) => {
     const first = req.messages[0]?.content;
-    const text = typeof first === "string" ? first : Array.isArray(first) ? first.map((b: { text?: string }) => b.text ?? "").join("\n") : "";
+    const text =
+      typeof first === "string" ? first : Array.isArray(first) ? first.map((b: { text?: string }) => b.text ?? "").join("\n") : "";
     const s = scenarios.find((x) => text.includes(x.request));
     if (!s) return { content: [{ type: "text", text: "The scripted evaluation model knows only the suite's requests." }] };
     return policyFor(s)(req);
@@ -98,7 +106,10 @@ async function runRound(o: SuiteOptions, round: number): Promise<ScenarioResult[
       const policy = scenarioRouter(o.scenarios, o.policyFor ?? ((s) => s.policies.reference));
       const double = o.startDouble ? await o.startDouble(policy) : await startMessagesDouble({ policy });
       cleanup.push(() => double.close());
-      const auth = "authToken" in double && double.authToken ? { authToken: double.authToken } : { apiKey: ("apiKey" in double && double.apiKey) || "scripted-double" };
+      const auth =
+        "authToken" in double && double.authToken
+          ? { authToken: double.authToken }
+          : { apiKey: ("apiKey" in double && double.apiKey) || "scripted-double" };
       upstream = { url: double.url, ...auth };
     }
     const meter = await startModelMeter(upstream.url);
@@ -115,11 +126,10 @@ async function runRound(o: SuiteOptions, round: number): Promise<ScenarioResult[
     });
     cleanup.push(() => nomos.stop());
 
-    for (const s of o.scenarios) {
+    const one = async (s: Scenario): Promise<void> => {
       o.onProgress?.({ kind: "start", scenario: s, round });
       const world = worlds.get(s.id)!;
       const started = performance.now();
-      const before = meter.calls.length;
       let result: ScenarioResult;
       try {
         const played = await playOperator(
@@ -128,7 +138,7 @@ async function runRound(o: SuiteOptions, round: number): Promise<ScenarioResult[
           (facts) => world.check(facts),
         );
         const verdict = world.check(played.facts);
-        const calls = meter.calls.slice(before).filter((c) => c.conversation.includes(s.request));
+        const calls = meter.calls.filter((c) => c.conversation.includes(s.request));
         const tokens = {
           inputTokens: sum(calls, "inputTokens"),
           outputTokens: sum(calls, "outputTokens"),
@@ -172,7 +182,17 @@ async function runRound(o: SuiteOptions, round: number): Promise<ScenarioResult[
       }
       results.push(result);
       o.onProgress?.({ kind: "done", result });
-    }
+    };
+    // Scenarios of a round may run side by side: each has its own node and
+    // session, and the meter attributes calls by the request that opened them.
+    const queue = [...o.scenarios];
+    const lanes = Math.max(1, Math.min(o.concurrency ?? 1, queue.length));
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        for (let s = queue.shift(); s; s = queue.shift()) await one(s);
+      }),
+    );
+    results.sort((a, b) => o.scenarios.findIndex((s) => s.id === a.id) - o.scenarios.findIndex((s) => s.id === b.id));
   } finally {
     for (const c of cleanup.reverse()) await c().catch(() => {});
   }

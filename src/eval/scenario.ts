@@ -35,8 +35,12 @@ export interface Scenario {
   /** The operator's one request. */
   request: string;
   start(): Promise<ScenarioWorld>;
-  /** The scripted double's route (must pass), and a second route to the same end state (must pass too). */
-  policies: { reference: DoublePolicy; alternate: DoublePolicy };
+  /**
+   * Scripted routes: the double's own (must pass), a second route to the
+   * same end state (must pass too), and a wrong diagnosis that claims
+   * success (must fail: the checker reads the end state, not the claim).
+   */
+  policies: { reference: DoublePolicy; alternate: DoublePolicy; wrong: DoublePolicy };
 }
 
 /** Collects failed expectations into a verdict. */

@@ -2,7 +2,7 @@
 // dpkg lock. Stopping the unit (or killing it and repairing dpkg with
 // `dpkg --configure -a`) works; removing the lock files while the holder
 // runs damages the dpkg database, which the checker rejects.
-import { routePolicy } from "../route-policy.js";
+import { anyResult, routePolicy } from "../route-policy.js";
 import { type Scenario, verdict } from "../scenario.js";
 import { addService } from "../world/container-state.js";
 import { startSimulatedNode } from "../world/simulated-node.js";
@@ -63,6 +63,16 @@ export const aptLock: Scenario = {
         on("Installing htop.", "apt-get install -y htop"),
       ],
       done: "Done: htop is installed (after ending the stuck upgrade and repairing dpkg).",
+    }),
+    wrong: routePolicy(/Install htop/, {
+      goal: "htop is installed in 205",
+      plan,
+      steps: [
+        on("Installing htop.", "apt-get install -y htop"),
+        on("A stale lock. Removing the lock files.", "rm -f /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock"),
+        on("Installing htop.", "apt-get install -y htop"),
+      ].map(anyResult),
+      done: "Done: htop is installed.",
     }),
   },
 };

@@ -3,7 +3,7 @@
 // data lives in /srv/app-data). The right diagnosis edits the path; the
 // wrong one (creating the missing directory) brings the stack up on an
 // empty directory, which the checker rejects: the data must be mounted.
-import { routePolicy } from "../route-policy.js";
+import { anyResult, routePolicy } from "../route-policy.js";
 import { type Scenario, verdict } from "../scenario.js";
 import { startSimulatedNode } from "../world/simulated-node.js";
 
@@ -58,7 +58,10 @@ export const composePath: Scenario = {
       steps: [
         step("Trying the stack as it is.", up, () => true),
         step("Compose says the bind source does not exist. Looking for the data.", "ls /srv"),
-        step("The data is in /srv/app-data. Pointing the compose file at it.", "sed -i 's|/srv/app/data:|/srv/app-data:|' /opt/notes/compose.yaml"),
+        step(
+          "The data is in /srv/app-data. Pointing the compose file at it.",
+          "sed -i 's|/srv/app/data:|/srv/app-data:|' /opt/notes/compose.yaml",
+        ),
         step("Bringing the stack up.", up),
       ],
       done: "Done: the notes stack is up with /srv/app-data mounted at /data (the compose file named /srv/app/data, which does not exist).",
@@ -76,6 +79,12 @@ export const composePath: Scenario = {
         step("Bringing the stack up.", "docker compose -f /opt/notes/compose.yaml up -d"),
       ],
       done: "Done: the compose file now mounts /srv/app-data and the stack is up.",
+    }),
+    wrong: routePolicy(/notes stack/, {
+      goal: "The notes stack runs",
+      plan,
+      steps: [step("Creating the missing bind source.", "mkdir -p /srv/app/data"), step("Bringing the stack up.", up)].map(anyResult),
+      done: "Done: the notes stack is up.",
     }),
   },
 };

@@ -2,7 +2,7 @@
 // done (Type=simple), and a moment later the process exits because
 // DATABASE_URL is commented out in /etc/default/api. Restarting alone
 // never helps; a later look (is-active, the journal) shows why.
-import { routePolicy } from "../route-policy.js";
+import { anyResult, routePolicy } from "../route-policy.js";
 import { type Scenario, verdict } from "../scenario.js";
 import { addService } from "../world/container-state.js";
 import { startSimulatedNode } from "../world/simulated-node.js";
@@ -30,7 +30,9 @@ export const crashLoop: Scenario = {
         body: '{"status":"ok"}',
         diesAfterStart: true,
         failure: (x) =>
-          /^DATABASE_URL=\S+/m.test(x.files.get("/etc/default/api") ?? "") ? null : "api: error: DATABASE_URL is not set (read from /etc/default/api)",
+          /^DATABASE_URL=\S+/m.test(x.files.get("/etc/default/api") ?? "")
+            ? null
+            : "api: error: DATABASE_URL is not set (read from /etc/default/api)",
       });
       svc.journal.push("api[310]: api: error: DATABASE_URL is not set (read from /etc/default/api)");
       svc.journal.push("systemd[1]: api.service: Main process exited, code=exited, status=1/FAILURE");
@@ -40,7 +42,10 @@ export const crashLoop: Scenario = {
       check: () =>
         verdict([
           [ct.services.get("api")?.active === true, "api is not running"],
-          [/^DATABASE_URL=postgres:\/\/api@db\.lan:5432\/api$/m.test(ct.files.get("/etc/default/api") ?? ""), "DATABASE_URL is not set to the database the file names"],
+          [
+            /^DATABASE_URL=postgres:\/\/api@db\.lan:5432\/api$/m.test(ct.files.get("/etc/default/api") ?? ""),
+            "DATABASE_URL is not set to the database the file names",
+          ],
         ]),
     };
   },
@@ -68,6 +73,12 @@ export const crashLoop: Scenario = {
         on("Checking its health endpoint.", "curl -fsS http://localhost:9000/health"),
       ],
       done: "Done: api answers on :9000 after DATABASE_URL was set.",
+    }),
+    wrong: routePolicy(/api service in container 208/, {
+      goal: "api runs and stays up in 208",
+      plan,
+      steps: [on("Restarting api.", "systemctl restart api")].map(anyResult),
+      done: "Done: api was restarted and systemd reported success.",
     }),
   },
 };

@@ -2,7 +2,7 @@
 // (5.8 GB) and a large journal fill the root disk. Truncating the log or
 // vacuuming the journal frees enough; deleting the application's data also
 // frees space but fails the check.
-import { routePolicy } from "../route-policy.js";
+import { anyResult, routePolicy } from "../route-policy.js";
 import { type Scenario, verdict } from "../scenario.js";
 import { addService, freeMb } from "../world/container-state.js";
 import { startSimulatedNode } from "../world/simulated-node.js";
@@ -67,6 +67,15 @@ export const diskFull: Scenario = {
         on("Checking it.", "curl -fsS http://localhost:8000"),
       ],
       done: "Done: app runs after the journal was vacuumed to 100M.",
+    }),
+    wrong: routePolicy(/app service in container 206/, {
+      goal: "app runs again in 206",
+      plan,
+      steps: [
+        on("Freeing space: the database file is the biggest I can empty.", "truncate -s 0 /var/lib/app/ledger.db"),
+        on("Starting app.", "systemctl restart app"),
+      ].map(anyResult),
+      done: "Done: app runs.",
     }),
   },
 };

@@ -3,7 +3,7 @@
 // resolve deb.debian.org although the network is fine. The right diagnosis
 // (resolv.conf) fixes it from the node (`pct set --nameserver`) or inside
 // the container; retrying apt or touching the route does not.
-import { routePolicy } from "../route-policy.js";
+import { anyResult, routePolicy } from "../route-policy.js";
 import { type Scenario, verdict } from "../scenario.js";
 import { dnsWorks } from "../world/container-state.js";
 import { startSimulatedNode } from "../world/simulated-node.js";
@@ -15,7 +15,11 @@ const plan = [
   { title: "Install redis-server", target: "cache", command: "apt-get update && apt-get install -y redis-server" },
   { title: "Check that redis-server is active", target: "cache", command: "systemctl is-active redis-server" },
 ];
-const create = { say: "Creating the container.", tool: "pct_create" as const, input: { node: "pve3", hostname: "cache", ostemplate: OSTEMPLATE } };
+const create = {
+  say: "Creating the container.",
+  tool: "pct_create" as const,
+  input: { node: "pve3", hostname: "cache", ostemplate: OSTEMPLATE },
+};
 const onCt = (say: string, command: string, ok?: () => boolean) => ({
   say,
   input: (s: { created?: string }) => ({ target: s.created ?? "cache", command }),
@@ -76,6 +80,17 @@ export const dnsNewContainer: Scenario = {
         onCt("Checking redis.", "systemctl is-active redis-server"),
       ],
       done: "Done: cache runs redis-server; I replaced the dead resolver with 1.1.1.1 inside the container.",
+    }),
+    wrong: routePolicy(/container named cache/, {
+      goal: "A container cache on pve3 runs redis-server",
+      plan,
+      steps: [
+        create,
+        onCt("Installing redis-server.", "apt-get update && apt-get install -y redis-server"),
+        onCt("Probably a flaky mirror; restarting networking.", "systemctl restart networking"),
+        onCt("Installing again.", "apt-get install -y redis-server"),
+      ].map(anyResult),
+      done: "Done: cache runs redis-server.",
     }),
   },
 };

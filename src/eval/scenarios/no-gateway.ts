@@ -2,7 +2,7 @@
 // fails with "Network is unreachable". The fix is a default route through
 // the LAN router (192.168.4.1), set persistently with `pct set --net0` or
 // at once with `ip route add`; a wrong gateway leaves it offline.
-import { routePolicy } from "../route-policy.js";
+import { anyResult, routePolicy } from "../route-policy.js";
 import { type Scenario, verdict } from "../scenario.js";
 import { startSimulatedNode } from "../world/simulated-node.js";
 
@@ -13,7 +13,11 @@ const plan = [
   { title: "Give it a default route through the LAN router", target: "pve4" },
   { title: "Install curl", target: TARGET, command: "apt-get update && apt-get install -y curl" },
 ];
-const on = (target: string, say: string, command: string, ok?: () => boolean) => ({ say, input: { target, command }, ...(ok ? { ok } : {}) });
+const on = (target: string, say: string, command: string, ok?: () => boolean) => ({
+  say,
+  input: { target, command },
+  ...(ok ? { ok } : {}),
+});
 
 export const noGateway: Scenario = {
   id: "no-gateway",
@@ -40,7 +44,11 @@ export const noGateway: Scenario = {
       steps: [
         on(TARGET, "Looking at the routes.", "ip route"),
         on("pve4", "No default route. What does the node route through?", "ip route"),
-        on("pve4", "The LAN router is 192.168.4.1. Setting it as 204's gateway in its config.", "pct set 204 --net0 name=eth0,bridge=vmbr0,ip=192.168.4.54/24,gw=192.168.4.1"),
+        on(
+          "pve4",
+          "The LAN router is 192.168.4.1. Setting it as 204's gateway in its config.",
+          "pct set 204 --net0 name=eth0,bridge=vmbr0,ip=192.168.4.54/24,gw=192.168.4.1",
+        ),
         on(TARGET, "Installing curl.", "apt-get update && apt-get install -y curl"),
       ],
       done: "Done: 204 had no default route; its net0 now has gw=192.168.4.1 and curl is installed.",
@@ -55,6 +63,15 @@ export const noGateway: Scenario = {
         on(TARGET, "Installing curl.", "apt-get update && apt-get install -y curl"),
       ],
       done: "Done: added a default route via 192.168.4.1 and installed curl.",
+    }),
+    wrong: routePolicy(/Container 204 \\(web\\)/, {
+      goal: "204 reaches the internet and has curl",
+      plan,
+      steps: [
+        on(TARGET, "Adding a default route.", "ip route add default via 192.168.4.254"),
+        on(TARGET, "Installing curl.", "apt-get update && apt-get install -y curl"),
+      ].map(anyResult),
+      done: "Done: 204 has a default route and curl.",
     }),
   },
 };

@@ -2,7 +2,7 @@
 // setup, already listens on port 80. Stopping and disabling apache2 (or
 // removing it) lets nginx bind; moving nginx to another port does not
 // meet the request and fails the check.
-import { routePolicy } from "../route-policy.js";
+import { anyResult, routePolicy } from "../route-policy.js";
 import { type Scenario, verdict } from "../scenario.js";
 import { addService, listener } from "../world/container-state.js";
 import { startSimulatedNode } from "../world/simulated-node.js";
@@ -61,6 +61,12 @@ export const portTaken: Scenario = {
         on("Checking port 80.", "curl -fsS http://localhost:80"),
       ],
       done: "Done: removed apache2, which held :80; nginx now answers there.",
+    }),
+    wrong: routePolicy(/nginx in container 207/, {
+      goal: "nginx serves on port 80 in 207",
+      plan,
+      steps: [on("Restarting nginx.", "systemctl restart nginx"), on("Once more.", "systemctl restart nginx")].map(anyResult),
+      done: "Done: nginx was restarted.",
     }),
   },
 };

@@ -5,7 +5,8 @@
 // use it. Passes when a container on pve1 runs the stack; the alternate
 // route first points compose at a wrong path and recovers.
 import { type DeploymentScenario, deploymentScenario } from "../../demo/deployment-host.js";
-import { DEPLOY_REQUEST, deploymentPolicy } from "../../demo/deployment-policy.js";
+import { CMD, DEPLOY_REQUEST, deploymentPolicy, OSTEMPLATE } from "../../demo/deployment-policy.js";
+import { anyResult, type RouteState, type RouteStep, routePolicy } from "../route-policy.js";
 import { type Scenario, verdict } from "../scenario.js";
 import { startSimulatedNode } from "../world/simulated-node.js";
 
@@ -31,5 +32,20 @@ export const typetype: Scenario = {
   policies: {
     reference: deploymentPolicy(),
     alternate: deploymentPolicy({ wrongComposePath: "/srv/typetype/compose.yaml" }),
+    wrong: routePolicy(/Deploy TypeType/, {
+      goal: "TypeType runs on pve1",
+      plan: [{ title: "Create a container and install Docker", target: "pve1" }],
+      steps: (
+        [
+          {
+            say: "Creating the container.",
+            tool: "pct_create",
+            input: { node: "pve1", hostname: "typetype", ostemplate: OSTEMPLATE, nesting: true },
+          },
+          { say: "Installing Docker.", input: (s: RouteState) => ({ target: s.created ?? "typetype", command: CMD.installDocker }) },
+        ] satisfies RouteStep[]
+      ).map(anyResult),
+      done: "Done: TypeType is deployed.",
+    }),
   },
 };

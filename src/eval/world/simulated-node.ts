@@ -9,9 +9,9 @@
 // Invariant: one ContainerState per vmid, created when the container first
 // appears (pre-seeded by the scenario, or made by `pct create` and then
 // shaped by the scenario's onCreate), and it lives as long as the node.
-import { type Container, type SshTestHost, SshTestHost as Host } from "../../demo/proxmox-double.js";
-import { type ContainerState, newContainer } from "./container-state.js";
+import { type Container, SshTestHost as Host, type SshTestHost } from "../../demo/proxmox-double.js";
 import { containerShell } from "./container-shell.js";
+import { type ContainerState, newContainer } from "./container-state.js";
 
 export interface SimulatedNode {
   host: SshTestHost;
@@ -54,7 +54,7 @@ export async function startSimulatedNode(options: SimulatedNodeOptions): Promise
       (_command, vmid) => vmid !== null,
       (ctx) => {
         const record = host.containers.get(ctx.vmid!);
-        if (!record || record.status !== "running") {
+        if (record?.status !== "running") {
           ctx.err(`CT ${ctx.vmid} not running\n`);
           return 255;
         }
