@@ -64,7 +64,7 @@ export const noGateway: Scenario = {
       ],
       done: "Done: added a default route via 192.168.4.1 and installed curl.",
     }),
-    wrong: routePolicy(/Container 204 \\(web\\)/, {
+    wrong: routePolicy(/Container 204 \(web\)/, {
       goal: "204 reaches the internet and has curl",
       plan,
       steps: [
