@@ -39,7 +39,8 @@ async function suite(route: keyof Scenario["policies"]): Promise<ScenarioResult[
   }
 }
 
-const table = (rs: ScenarioResult[]) => rs.map((r) => `${r.id}: ${r.success ? "pass" : "FAIL"} (${r.ended}) ${r.reasons.join("; ")}`).join("\n");
+const table = (rs: ScenarioResult[]) =>
+  rs.map((r) => `${r.id}: ${r.success ? "pass" : "FAIL"} (${r.ended}) ${r.reasons.join("; ")}`).join("\n");
 
 describe("the eval suite on the scripted double", () => {
   it("has ten scenarios with unique ids and requests", () => {
@@ -51,7 +52,10 @@ describe("the eval suite on the scripted double", () => {
   it("the reference routes pass every scenario with no operator word after the approval", { timeout: 300_000 }, async () => {
     const results = await suite("reference");
     expect(results.map((r) => r.id)).toEqual(SCENARIOS.map((s) => s.id));
-    expect(results.filter((r) => !r.success), table(results)).toEqual([]);
+    expect(
+      results.filter((r) => !r.success),
+      table(results),
+    ).toEqual([]);
     for (const r of results) {
       expect(r.ticks, r.id).toBe(0);
       expect(r.modelCalls, r.id).toBeGreaterThan(2);
@@ -65,7 +69,14 @@ describe("the eval suite on the scripted double", () => {
     expect(destructive.approvalsAsked).toBe(2);
 
     const report = buildReport(
-      { model: "scripted-double", endpoint: "double", repeat: 1, startedAt: "2026-01-01T00:00:00Z", soulSha256: "0".repeat(64), settings: {} },
+      {
+        model: "scripted-double",
+        endpoint: "double",
+        repeat: 1,
+        startedAt: "2026-01-01T00:00:00Z",
+        soulSha256: "0".repeat(64),
+        settings: {},
+      },
       results,
     );
     expect(report.overall.successRate).toBe(1);
@@ -79,12 +90,18 @@ describe("the eval suite on the scripted double", () => {
 
   it("a second route to the same end state passes too", { timeout: 300_000 }, async () => {
     const results = await suite("alternate");
-    expect(results.filter((r) => !r.success), table(results)).toEqual([]);
+    expect(
+      results.filter((r) => !r.success),
+      table(results),
+    ).toEqual([]);
   });
 
   it("a wrong diagnosis that claims success fails every checker, each saying why", { timeout: 300_000 }, async () => {
     const results = await suite("wrong");
-    expect(results.filter((r) => r.success), table(results)).toEqual([]);
+    expect(
+      results.filter((r) => r.success),
+      table(results),
+    ).toEqual([]);
     const why = Object.fromEntries(results.map((r) => [r.id, r.reasons.join("; ")]));
     expect(why.typetype).toMatch(/TypeType stack/);
     expect(why["compose-path"]).toMatch(/does not mount the existing data/);
