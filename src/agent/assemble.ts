@@ -44,9 +44,10 @@ export function assembleAgent(p: {
   const client =
     config.model.apiKey || config.model.authToken
       ? new Anthropic({
-          // null, not undefined: the SDK would otherwise read its own variables from the environment.
-          apiKey: config.model.apiKey ?? null,
-          authToken: config.model.authToken ?? null,
+          // One credential (the SDK refuses two); null, not undefined, so it reads none from the environment.
+          ...(config.model.authToken
+            ? { apiKey: null, authToken: config.model.authToken }
+            : { apiKey: config.model.apiKey ?? null, authToken: null }),
           ...(config.model.baseUrl ? { baseURL: config.model.baseUrl } : {}),
           maxRetries: p.maxRetries ?? 4,
           // Per attempt, until the response starts; the loop watches silence mid-stream.
