@@ -9,7 +9,7 @@
 // round returns, also when a scenario throws; without an upstream URL the
 // model is the Messages API double with the scenarios' scripted routes,
 // which never leaves loopback.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DoublePolicy } from "../model-double/messages-double.js";
@@ -89,6 +89,8 @@ export async function runSuite(o: SuiteOptions): Promise<ScenarioResult[]> {
 
 async function runRound(o: SuiteOptions, round: number): Promise<ScenarioResult[]> {
   const dir = await mkdtemp(join(tmpdir(), "nomos-eval-"));
+  // 0755: run as root, the embedded PostgreSQL runs as `postgres` and must reach its data dir inside.
+  await chmod(dir, 0o755);
   const cleanup: Array<() => Promise<unknown>> = [() => rm(dir, { recursive: true, force: true })];
   const results: ScenarioResult[] = [];
   try {
