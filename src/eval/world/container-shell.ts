@@ -237,7 +237,7 @@ function command(ct: ContainerState, words: string[], io: ShellIo): number {
       return found ? 0 : 1;
     }
     case "ls": {
-      const dir = paths[0] ?? "/root";
+      const dir = paths[0] ?? cwd;
       if (ct.files.has(dir) || ct.sizesMb.has(dir)) {
         io.out(`${dir}\n`);
         return 0;
@@ -323,7 +323,7 @@ function command(ct: ContainerState, words: string[], io: ShellIo): number {
       return 0;
     }
     case "du":
-      return du(ct, paths.length ? paths : ["/root"], io);
+      return du(ct, paths.length ? paths : [cwd], io);
     case "apt":
     case "apt-get":
       return apt(ct, args, io);
