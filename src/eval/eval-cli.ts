@@ -99,6 +99,11 @@ const passThrough = [
 ];
 const settings = Object.fromEntries(passThrough.filter((k) => env[k]).map((k) => [k, env[k]!]));
 
+if (!real && values.model) {
+  process.stdout.write(
+    `--model ${values.model} is ignored: no ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or ANTHROPIC_BASE_URL is set${values.scripted ? " (--scripted)" : ""}, so the scripted double runs.\n`,
+  );
+}
 process.stdout.write(
   `Nomos eval: ${scenarios.length} scenarios x ${repeat} round(s) against ${model} at ${endpoint}${real ? "" : ` (route: ${route})`}\n`,
 );

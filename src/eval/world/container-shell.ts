@@ -8,7 +8,9 @@
 // echo, printf, tee, sed -i s///, mkdir, touch, cp, mv, rm, truncate, chown,
 // chmod, test), apt/dpkg, systemctl/service/journalctl, ps/kill/fuser/lsof,
 // df/du, ip route/addr, ping, getent/nslookup/host/dig, curl, docker
-// compose/volume. Anything else is "command not found" (exit 127).
+// compose/volume. Anything else is "command not found" (exit 127). This
+// module parses lines and runs the file and process commands; apt/dpkg,
+// systemd, the network and docker live in shell-*.ts beside it.
 //
 // Invariant: commands change only the state they name, and every answer is
 // read from the state; nothing here knows which scenario is running.
