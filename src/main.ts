@@ -189,7 +189,7 @@ async function main(): Promise<void> {
     await events.start();
     const notices = [
       ...(config.demo ? [DEMO_NOTICE] : []),
-      ...(config.model.apiKey
+      ...(config.model.apiKey || config.model.authToken
         ? []
         : [
             "No model key is set: the agent cannot answer. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy), then restart Nomos.",

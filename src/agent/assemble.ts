@@ -41,15 +41,19 @@ export function assembleAgent(p: {
   listen?: TurnsDeps["listen"];
 }): AssembledAgent {
   const { config, db, log } = p;
-  const client = config.model.apiKey
-    ? new Anthropic({
-        apiKey: config.model.apiKey,
-        ...(config.model.baseUrl ? { baseURL: config.model.baseUrl } : {}),
-        maxRetries: p.maxRetries ?? 4,
-        // Per attempt, until the response starts; the loop watches silence mid-stream.
-        timeout: config.model.timeoutS * 1000,
-      })
-    : undefined;
+  const client =
+    config.model.apiKey || config.model.authToken
+      ? new Anthropic({
+          // One credential (the SDK refuses two); null, not undefined, so it reads none from the environment.
+          ...(config.model.authToken
+            ? { apiKey: null, authToken: config.model.authToken }
+            : { apiKey: config.model.apiKey ?? null, authToken: null }),
+          ...(config.model.baseUrl ? { baseURL: config.model.baseUrl } : {}),
+          maxRetries: p.maxRetries ?? 4,
+          // Per attempt, until the response starts; the loop watches silence mid-stream.
+          timeout: config.model.timeoutS * 1000,
+        })
+      : undefined;
   // Until the continuation dispatcher (issue 5) provides its own, the agent
   // hears button decisions through a continuation carrying them as notes.
   const onApprovalsSettled =
@@ -89,6 +93,8 @@ export function assembleAgent(p: {
         approvalMinutes: config.approvalMinutes,
         log: agentLog,
         streamIdleMs: config.model.timeoutS * 1000,
+        cache: config.model.cache ?? true,
+        ...(config.model.contextTokens ? { contextTokens: config.model.contextTokens } : {}),
       };
       return agentTurn(deps, ctx);
     },

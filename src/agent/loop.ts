@@ -26,6 +26,7 @@ import type { EventWriter } from "../events/event-writer.js";
 import type { Logger } from "../log/logger.js";
 import { historyLoad } from "../turns/history.js";
 import { messageAppend } from "../turns/messages.js";
+import { contextFit, historyTrim } from "./context-trim.js";
 import type { ExecutionsPort } from "./tool-deps.js";
 import { toolRun } from "./tool-runner.js";
 import { toolDefinitions } from "./tools.js";
@@ -44,6 +45,10 @@ export interface AgentDeps {
   log: Logger;
   /** A streamed reply silent this long is abandoned as failed (default 120 s). */
   streamIdleMs?: number;
+  /** Send cache_control on the system prompt and tools (default true; NOMOS_MODEL_CACHE). */
+  cache?: boolean;
+  /** The model's context window: the history sent is trimmed to fit (NOMOS_MODEL_CONTEXT_TOKENS). */
+  contextTokens?: number;
 }
 
 export interface AgentTurnContext {
@@ -75,8 +80,12 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
     withActor(deps.db, actor, (tx) => messageAppend(tx, { sessionId: ctx.sessionId, turnId: ctx.turnId, kind, content }));
 
   const messages = await historyLoad(deps.db, { sessionId: ctx.sessionId });
-  const system: Anthropic.TextBlockParam[] = [{ type: "text", text: deps.soul, cache_control: { type: "ephemeral" } }];
-  const tools = toolDefinitions();
+  const cache = deps.cache !== false;
+  const system: Anthropic.TextBlockParam[] = [
+    { type: "text", text: deps.soul, ...(cache ? { cache_control: { type: "ephemeral" as const } } : {}) },
+  ];
+  const tools = toolDefinitions({ cache });
+  const fit = deps.contextTokens ? contextFit(deps.contextTokens, deps.maxTokens ?? 8192, system, tools) : undefined;
   let spent = 0;
   let iterations = 0;
 
@@ -104,8 +113,11 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
         call.abort();
       }, idleMs);
     };
+    const sent = fit ? historyTrim(messages, fit.historyTokens) : messages;
+    if (sent !== messages)
+      log.info({ sent: sent.length, of: messages.length, budget: fit?.historyTokens }, "history trimmed to the model's context");
     const stream = deps.client.messages.stream(
-      { model: deps.model, max_tokens: deps.maxTokens ?? 8192, system, tools, messages },
+      { model: deps.model, max_tokens: fit?.maxTokens ?? deps.maxTokens ?? 8192, system, tools, messages: sent },
       { signal: call.signal },
     );
     stream.on("connect", armIdle);

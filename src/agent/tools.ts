@@ -97,14 +97,18 @@ function inputSchema(schema: z.ZodType): Anthropic.Tool.InputSchema {
   return json as Anthropic.Tool.InputSchema;
 }
 
-/** The tool definitions for messages.stream; the last carries cache_control, caching the tools with the system prompt. */
-export function toolDefinitions(): Anthropic.Tool[] {
+/**
+ * The tool definitions for messages.stream; the last carries cache_control,
+ * caching the tools with the system prompt, unless caching is off (servers
+ * that refuse the field: NOMOS_MODEL_CACHE=off).
+ */
+export function toolDefinitions(options: { cache?: boolean } = {}): Anthropic.Tool[] {
   const defs: Anthropic.Tool[] = TOOL_NAMES.map((name) => ({
     name,
     description: DESCRIPTIONS[name],
     input_schema: inputSchema(toolInputs[name]),
   }));
-  defs[defs.length - 1] = { ...defs[defs.length - 1]!, cache_control: { type: "ephemeral" } };
+  if (options.cache !== false) defs[defs.length - 1] = { ...defs[defs.length - 1]!, cache_control: { type: "ephemeral" } };
   return defs;
 }
 

@@ -43,6 +43,20 @@ export const envSchema = z
     HOST: z.preprocess(unsetIfEmpty, z.string().default("127.0.0.1")),
     PORT: integer(0, 65535, 8080),
     ANTHROPIC_API_KEY: optionalString,
+    // Sent as "Authorization: Bearer" (llama.cpp's --api-key, gateways); the SDK's own name for it.
+    ANTHROPIC_AUTH_TOKEN: optionalString,
+    // "off" for servers without prompt caching (Ollama, llama.cpp): no cache_control is sent.
+    NOMOS_MODEL_CACHE: z.preprocess(unsetIfEmpty, z.enum(["on", "off"], "must be on or off").default("on")),
+    // The model's context window in tokens: history is trimmed (oldest first) to fit it. Unset: no trimming.
+    NOMOS_MODEL_CONTEXT_TOKENS: z.preprocess(
+      unsetIfEmpty,
+      z
+        .string()
+        .regex(/^\d+$/, "must be a whole number of tokens from 4096 to 10000000")
+        .transform(Number)
+        .pipe(z.number().int().min(4096, "must be at least 4096").max(10_000_000, "must be at most 10000000"))
+        .optional(),
+    ),
     ANTHROPIC_BASE_URL: url(/^https?:$/, "an http:// or https:// URL"),
     NOMOS_MODEL: z.preprocess(unsetIfEmpty, z.string().default("claude-sonnet-4-5")),
     // Seconds the model API may take to start answering (each attempt) or stay silent mid-stream.
@@ -102,7 +116,18 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   http: { host: string; port: number };
-  model: { apiKey: string | undefined; baseUrl: string | undefined; name: string; timeoutS: number };
+  model: {
+    apiKey: string | undefined;
+    baseUrl: string | undefined;
+    name: string;
+    timeoutS: number;
+    /** ANTHROPIC_AUTH_TOKEN: a bearer token instead of (or with) the key. */
+    authToken?: string | undefined;
+    /** Send cache_control (prompt caching); off for local servers (NOMOS_MODEL_CACHE). */
+    cache?: boolean;
+    /** Trim history to fit this many tokens (NOMOS_MODEL_CONTEXT_TOKENS). */
+    contextTokens?: number | undefined;
+  };
   targetsFile: string | undefined;
   apiToken: string | undefined;
   admin: { username: string; password: string } | undefined;
@@ -141,6 +166,7 @@ const shown = (v: unknown) => {
 /** Variables whose value must never be echoed back in an error. */
 const SECRET = new Set([
   "ANTHROPIC_API_KEY",
+  "ANTHROPIC_AUTH_TOKEN",
   "NOMOS_API_TOKEN",
   "NOMOS_ADMIN_PASSWORD",
   "DATABASE_URL",
@@ -168,7 +194,15 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
     databaseUrl: env.DATABASE_URL,
     dataDir: env.NOMOS_DATA_DIR,
     http: { host: env.HOST, port: env.PORT },
-    model: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL, name: env.NOMOS_MODEL, timeoutS: env.NOMOS_MODEL_TIMEOUT_S },
+    model: {
+      apiKey: env.ANTHROPIC_API_KEY,
+      baseUrl: env.ANTHROPIC_BASE_URL,
+      name: env.NOMOS_MODEL,
+      timeoutS: env.NOMOS_MODEL_TIMEOUT_S,
+      authToken: env.ANTHROPIC_AUTH_TOKEN,
+      cache: env.NOMOS_MODEL_CACHE === "on",
+      contextTokens: env.NOMOS_MODEL_CONTEXT_TOKENS,
+    },
     targetsFile: env.NOMOS_TARGETS_FILE,
     apiToken: env.NOMOS_API_TOKEN,
     admin:
@@ -196,6 +230,7 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
           .map((v) => v.trim())
           .filter(Boolean),
         env.ANTHROPIC_API_KEY,
+        env.ANTHROPIC_AUTH_TOKEN,
         env.NOMOS_API_TOKEN,
         env.NOMOS_ADMIN_PASSWORD,
         env.DATABASE_URL ? passwordOf(env.DATABASE_URL) : undefined,

@@ -162,7 +162,9 @@ export async function startMessagesDouble(options: MessagesDoubleOptions = {}): 
     }
     const reply = await policy(request);
     if (reply.hold) await reply.hold;
-    const message = wireMessage(request.model, reply.content, reply.stopReason);
+    // Input tokens estimated from the request's size (about 4 characters a token), so metered runs compare.
+    const inputTokens = Math.ceil(JSON.stringify([body.system, body.messages, body.tools]).length / 4);
+    const message = wireMessage(request.model, reply.content, reply.stopReason, inputTokens);
     if (!request.stream) {
       res.writeHead(200, { "content-type": "application/json", "request-id": `req_double_${request.index}` });
       res.end(JSON.stringify(message));
