@@ -24,6 +24,8 @@ export interface DecideApprovalParams {
   /** "operator:<username>" */
   actor: string;
   via: "button" | "chat";
+  /** false: approve this step only, opening no window. */
+  continue?: boolean;
 }
 
 export interface AgentPort {

@@ -14,14 +14,19 @@
 //   that tells the agent why (resume.ts).
 // - Assent is read only here, only from the operator's own text (never from
 //   notes, model text or command output): forward assent decides the
-//   session's pending approvals, a revocation closes its window and stops
-//   its running turn.
+//   session's pending approvals (or, with none pending, resumes an approved
+//   unfinished plan: assent/plan-resume.ts), a typed phrase approves its
+//   destructive step only when the message IS the confirmation
+//   (assent/confirmation.ts), "reject" rejects, and a revocation closes the
+//   window and stops its running turn.
 
 import { type Kysely, sql } from "kysely";
 import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
 import { approvalViews } from "../approvals/approval-view.js";
 import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
-import { assentParse } from "../assent/vocabulary.js";
+import { confirmationRead, rejectionRead } from "../assent/confirmation.js";
+import { planResume } from "../assent/plan-resume.js";
+import { type AssentReading, assentParse } from "../assent/vocabulary.js";
 import { assentWindowRevoke } from "../assent/window.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
 import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
@@ -128,7 +133,20 @@ export class Turns {
       if (closed) notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
       await this.abort(sessionId);
     }
-    notes.push(...(await this.decideByWords(sessionId, text, reading.reading === "assent", actor)));
+    const decided = await this.decideByWords(sessionId, text, reading.reading, actor);
+    notes.push(...decided.notes);
+    if (reading.reading === "assent" && decided.pending === 0) {
+      const resumed = await withActor(this.deps.db, actor, (tx) =>
+        planResume(tx, { sessionId, actor, minutes: this.deps.approvals.assentMinutes }),
+      );
+      if (resumed) {
+        const scope = resumed.window.scopeTargets.join(", ") || "no targets";
+        notes.push(
+          `The operator's words ("${reading.phrase}") resumed plan ${resumed.planId} ("${resumed.goal}"): the assent window is open again ` +
+            `until ${resumed.window.expiresAt?.toISOString()} over ${scope}, with the plan's pre-authorizations. Carry the plan on from where it stopped.`,
+        );
+      }
+    }
     const carried = (await this.deps.carryNotes?.(sessionId)) ?? { notes: [], executionIds: [] };
     notes.push(...carried.notes);
     const { turnId } = await withActor(this.deps.db, actor, async (tx) => {
@@ -352,50 +370,60 @@ export class Turns {
 
   /**
    * Decisions the operator's words make: forward assent approves every
-   * pending approval that needs no typed phrase; a message containing a
-   * card's confirmation phrase approves that card. Returns notes for the
-   * agent saying what was decided.
+   * pending approval that needs no typed phrase; a message that IS a card's
+   * confirmation approves that card (confirmation.ts); "reject" rejects
+   * every pending approval. A message that mentions a phrase without
+   * confirming it decides nothing, and the agent is told so. Returns notes
+   * for the agent and how many approvals were pending.
    */
-  private async decideByWords(sessionId: string, text: string, assent: boolean, actor: string): Promise<string[]> {
+  private async decideByWords(
+    sessionId: string,
+    text: string,
+    reading: AssentReading,
+    actor: string,
+  ): Promise<{ notes: string[]; pending: number }> {
     const pending = await approvalViews(this.deps.db, { sessionId, status: "pending" });
-    // Punctuation around the phrase ("destroy 105.", "`destroy 105`") does not matter; its words do.
-    const lowered = ` ${text
-      .toLowerCase()
-      .replace(/[.,!?;:"'`()]/g, " ")
-      .replace(/\s+/g, " ")} `;
+    const rejecting = reading !== "assent" && rejectionRead(text);
     const notes: string[] = [];
     for (const a of pending) {
-      const typed = a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
-      if (!(typed || (assent && a.confirmationPhrase === null))) continue;
+      const typed = a.confirmationPhrase !== null ? confirmationRead(text, a.confirmationPhrase) : "absent";
+      const what = a.kind === "plan" ? `plan ${a.planId} ("${a.goal}")` : `execution ${a.executionId} (${a.command} on ${a.target})`;
+      const decision = rejecting
+        ? "reject"
+        : typed === "confirms" || (reading === "assent" && a.confirmationPhrase === null)
+          ? "approve"
+          : undefined;
+      if (!decision) {
+        if (typed === "mentions") {
+          notes.push(
+            `Note: the operator mentioned '${a.confirmationPhrase}' but did not confirm it; approval ${a.id} for ${what} stays pending and nothing ran.`,
+          );
+        } else if (reading === "assent" && a.confirmationPhrase !== null) {
+          notes.push(`Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until the operator types "${a.confirmationPhrase}".`);
+        }
+        continue;
+      }
       try {
         // No onApprovalsSettled here: this chat turn itself carries the decision to the agent.
         await approvalDecide(
           { ...this.deps.approvals, onApprovalsSettled: undefined },
           {
             approvalId: a.id,
-            decision: "approve",
-            ...(typed ? { confirmation: a.confirmationPhrase! } : {}),
+            decision,
+            ...(decision === "approve" && typed === "confirms" ? { confirmation: a.confirmationPhrase! } : {}),
             actor,
             via: "chat",
           },
         );
-        const what = a.kind === "plan" ? `plan ${a.planId} ("${a.goal}")` : `execution ${a.executionId} (${a.command} on ${a.target})`;
-        notes.push(`The operator approved ${what} in chat (approval ${a.id}).`);
+        notes.push(
+          decision === "approve"
+            ? `The operator approved ${what} in chat (approval ${a.id}).`
+            : `${what[0]!.toUpperCase()}${what.slice(1)} was rejected by the operator in chat (approval ${a.id}). Do not run it; propose something else, or ask what they want instead if unsure.`,
+        );
       } catch (err) {
-        this.deps.log.warn({ err, approvalId: a.id }, "approval by chat not applied");
+        this.deps.log.warn({ err, approvalId: a.id }, "decision by chat not applied");
       }
     }
-    const stillNeedPhrase = pending.filter(
-      (a) => a.confirmationPhrase !== null && !lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `),
-    );
-    if (assent && stillNeedPhrase.length > 0) {
-      notes.push(
-        ...stillNeedPhrase.map(
-          (a) =>
-            `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until the operator types "${a.confirmationPhrase}".`,
-        ),
-      );
-    }
-    return notes;
+    return { notes, pending: pending.length };
   }
 }

@@ -20,6 +20,8 @@ const listQuery = z.object({
 const decideBody = z.object({
   decision: z.enum(["approve", "reject"]),
   confirmation: z.string().max(500).optional(),
+  /** false: "Approve this step" (no window is opened or extended). */
+  continue: z.boolean().optional(),
 });
 
 export function approvalRoutes(deps: ApiDeps) {
@@ -30,7 +32,7 @@ export function approvalRoutes(deps: ApiDeps) {
     })
     .post("/api/approvals/:id", validate("param", idParam), validate("json", decideBody), async (c) => {
       const { id } = c.req.valid("param");
-      const { decision, confirmation } = c.req.valid("json");
+      const { decision, confirmation, continue: andContinue } = c.req.valid("json");
       const approval = await approvalView(deps.db, { approvalId: id });
       if (!approval) throw notFound("approval", id);
       if (approval.status !== "pending") {
@@ -49,6 +51,7 @@ export function approvalRoutes(deps: ApiDeps) {
           approvalId: id,
           decision,
           ...(confirmation !== undefined ? { confirmation: confirmation.trim() } : {}),
+          ...(andContinue !== undefined ? { continue: andContinue } : {}),
           actor,
           via: "button",
         }),
