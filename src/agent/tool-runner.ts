@@ -65,7 +65,10 @@ export async function toolRun(deps: ToolRunDeps, ctx: ToolCallContext, name: str
         return await proposePlan(deps, ctx, parsed.value as ToolInput<"propose_plan">);
     }
   } catch (err) {
-    if (ctx.signal.aborted) return fail("stopped by the operator before this tool finished", false);
+    if (ctx.signal.aborted) {
+      const detail = name === "pct_create" ? `: ${(err as Error).message}` : "";
+      return fail(`stopped by the operator before this tool finished${detail}`, false);
+    }
     return fail(`${name} failed: ${(err as Error).message}`, false);
   }
   return fail(`tool "${name}" is not handled`);
@@ -188,7 +191,7 @@ async function pctCreate(deps: ToolRunDeps, ctx: ToolCallContext, input: ToolInp
       false,
     );
   }
-  const created = await deps.executions.pctCreate(input, { sessionId: ctx.sessionId, actor: `agent:${ctx.sessionId}` });
+  const created = await deps.executions.pctCreate(input, { sessionId: ctx.sessionId, actor: `agent:${ctx.sessionId}`, signal: ctx.signal });
   await withActor(deps.db, `agent:${ctx.sessionId}`, (tx) =>
     assentWindowAddScope(tx, { sessionId: ctx.sessionId, targets: [created.target, `${created.node}/${created.vmid}`] }),
   );

@@ -35,8 +35,14 @@ export interface AgentPort {
   abort(sessionId: string): Promise<void>;
   /** Decides one approval (and opens/extends the window); resolves when committed. */
   decideApproval(params: DecideApprovalParams): Promise<unknown>;
-  /** Stop: closes the session's assent window (no-op when none is open). */
+  /** Closes the session's assent window (no-op when none is open). */
   revokeAssent(sessionId: string, actor: string): Promise<void>;
+  /**
+   * Stop: closes the window, cancels the session's queued turns and its
+   * queued or running executions (killing the remote process), aborts the
+   * running turn, and writes one marker to the transcript, which it returns.
+   */
+  stop(sessionId: string, actor: string): Promise<{ marker: string }>;
 }
 
 export interface ExecutionsPort {
@@ -88,5 +94,5 @@ export function portsNotWired(what: string): AgentPort & ExecutionsPort {
   const refuse = async (): Promise<never> => {
     throw new PortError("unavailable", `${what} is not running in this process; reading works, acting does not`);
   };
-  return { chat: refuse, abort: refuse, decideApproval: refuse, revokeAssent: refuse, cancel: refuse };
+  return { chat: refuse, abort: refuse, decideApproval: refuse, revokeAssent: refuse, stop: refuse, cancel: refuse };
 }

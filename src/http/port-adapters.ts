@@ -42,6 +42,7 @@ export function agentPortFrom(p: { db: Db; turns: Turns; approvalDeps: ApprovalD
     revokeAssent: mapped(async (sessionId: string, actor: string) => {
       await withActor(p.db.kysely, actor, (tx) => assentWindowRevoke(tx, { sessionId, actor }));
     }),
+    stop: mapped((sessionId: string, actor: string) => p.turns.stopSession(sessionId, actor)),
   };
 }
 

@@ -27,7 +27,6 @@ import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
 import { confirmationRead, rejectionRead } from "../assent/confirmation.js";
 import { planResume } from "../assent/plan-resume.js";
 import { type AssentReading, assentParse } from "../assent/vocabulary.js";
-import { assentWindowRevoke } from "../assent/window.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
 import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import type { Database } from "../db/schema.js";
@@ -37,6 +36,7 @@ import type { Logger } from "../log/logger.js";
 import { turnQueueContinuation } from "./continuation-queue.js";
 import { messageAppend } from "./messages.js";
 import { RESUME_REASON, resumeNote, shouldResume } from "./resume.js";
+import { type SessionStopped, sessionStop } from "./session-stop.js";
 import {
   TURN_LEASE_SECONDS,
   turnClaimNext,
@@ -129,9 +129,9 @@ export class Turns {
     const reading = assentParse(text);
     const notes: string[] = [];
     if (reading.reading === "revoke") {
-      const closed = await withActor(this.deps.db, actor, (tx) => assentWindowRevoke(tx, { sessionId, actor }));
-      if (closed) notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
-      await this.abort(sessionId);
+      // Revoking words are the Stop button typed: everything of the session stops (session-stop.ts).
+      const stopped = await this.stopSession(sessionId, actor);
+      if (stopped.windowClosed) notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
     }
     const decided = await this.decideByWords(sessionId, text, reading.reading, actor);
     notes.push(...decided.notes);
@@ -192,7 +192,16 @@ export class Turns {
   }
 
   /**
-   * Stop: aborts the session's running turn, keeping its partial reply. A
+   * Stop, everything of the session: closes the window, cancels its queued
+   * turns and its queued or running executions, aborts the running turn
+   * (and a pct_create in it), and leaves one marker in the transcript.
+   */
+  stopSession(sessionId: string, actor: string): Promise<SessionStopped> {
+    return sessionStop({ db: this.deps.db, turns: this }, { sessionId, actor });
+  }
+
+  /**
+   * Aborts the session's running turn, keeping its partial reply. A
    * turn in this process stops at once; one running in another replica is
    * told through NOTIFY nomos_turn_abort (when listen is wired).
    */
