@@ -115,7 +115,7 @@ describe("agent tool loop", () => {
     expect(text).toBe("Checking the targets and the disk.The root disk is 24% full.");
   });
 
-  it("sends the model name, the cached SOUL and the six tools with JSON schemas from zod", async () => {
+  it("sends the model name, the cached SOUL and the tools with JSON schemas from zod", async () => {
     const s = await makeSession(t.db.kysely);
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "hello" }] }));
     await chatAndWait(s.id, "hi");
@@ -124,7 +124,15 @@ describe("agent tool loop", () => {
     expect(req.stream).toBe(true);
     expect(req.system).toEqual([{ type: "text", text: "You are Nomos (test soul).", cache_control: { type: "ephemeral" } }]);
     expect(req.tools.map((tool) => tool.name)).toEqual(TOOL_NAMES);
-    expect(TOOL_NAMES).toEqual(["list_targets", "run", "request_execution", "get_execution_status", "pct_create", "propose_plan"]);
+    expect(TOOL_NAMES).toEqual([
+      "list_targets",
+      "run",
+      "request_execution",
+      "get_execution_status",
+      "pct_create",
+      "propose_plan",
+      "report_outcome",
+    ]);
     expect(req.tools.at(-1)!.cache_control).toEqual({ type: "ephemeral" });
     expect(req.tools.slice(0, -1).every((tool) => tool.cache_control === undefined)).toBe(true);
     const run = req.tools.find((tool) => tool.name === "run")!.input_schema as {
