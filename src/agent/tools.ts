@@ -67,7 +67,9 @@ export const toolInputs = {
     .strict(),
   report_outcome: z
     .object({
-      outcome: z.enum(["verified", "blocked"]).describe("verified: the goal is shown working; blocked: you cannot go on without the operator"),
+      outcome: z
+        .enum(["verified", "blocked"])
+        .describe("verified: the goal is shown working; blocked: you cannot go on without the operator"),
       summary: z.string().min(1).max(4000).describe("What you did and how you verified it, or why you are blocked"),
       needs: z.string().min(1).max(4000).optional().describe("When blocked: exactly what you need from the operator"),
     })

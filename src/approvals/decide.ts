@@ -117,7 +117,11 @@ export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): P
     }
     const view = await approvalView(tx, { approvalId: row.id });
     await sessionEventsAppend(tx, [
-      { sessionId: row.session_id, type: "approval_decided", data: { approval: view, continue: status === "approved" && p.continue !== false } },
+      {
+        sessionId: row.session_id,
+        type: "approval_decided",
+        data: { approval: view, continue: status === "approved" && p.continue !== false },
+      },
     ]);
     return { kind: "decided", row: decided } as const;
   });

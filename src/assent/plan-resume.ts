@@ -34,7 +34,10 @@ export async function planLatestUnfinished(db: Kysely<Database>, p: { sessionId:
   return q.executeTakeFirst();
 }
 
-export async function planResume(tx: Kysely<Database>, p: { sessionId: string; actor: string; minutes: number }): Promise<PlanResumed | undefined> {
+export async function planResume(
+  tx: Kysely<Database>,
+  p: { sessionId: string; actor: string; minutes: number },
+): Promise<PlanResumed | undefined> {
   if ((await assentWindowCurrent(tx, { sessionId: p.sessionId })).open) return undefined;
   const plan = await planLatestUnfinished(tx, { sessionId: p.sessionId, lock: true });
   if (!plan) return undefined;

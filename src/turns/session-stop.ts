@@ -50,7 +50,8 @@ export function stopMarker(actor: string, s: Omit<SessionStopped, "marker">): st
     ...(running.length > 0 ? [`cancelled ${steps(running.length, "running")} (${list(running)})`] : []),
     ...(queued.length > 0 ? [`cancelled ${steps(queued.length, "queued")} (${list(queued)})`] : []),
     ...s.pctAborted.map(
-      (p) => `aborted pct_create of ${p.hostname} on ${p.node} (the container is left as it is; check it with pct list before using or removing it)`,
+      (p) =>
+        `aborted pct_create of ${p.hostname} on ${p.node} (the container is left as it is; check it with pct list before using or removing it)`,
     ),
   ];
   const head = `Stopped by ${who(actor)}: ${parts.length > 0 ? parts.join(", ") : "nothing was running"}.`;

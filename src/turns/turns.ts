@@ -131,7 +131,8 @@ export class Turns {
     if (reading.reading === "revoke") {
       // Revoking words are the Stop button typed: everything of the session stops (session-stop.ts).
       const stopped = await this.stopSession(sessionId, actor);
-      if (stopped.windowClosed) notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
+      if (stopped.windowClosed)
+        notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
     }
     const decided = await this.decideByWords(sessionId, text, reading.reading, actor);
     notes.push(...decided.notes);
@@ -408,7 +409,9 @@ export class Turns {
             `Note: the operator mentioned '${a.confirmationPhrase}' but did not confirm it; approval ${a.id} for ${what} stays pending and nothing ran.`,
           );
         } else if (reading === "assent" && a.confirmationPhrase !== null) {
-          notes.push(`Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until the operator types "${a.confirmationPhrase}".`);
+          notes.push(
+            `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until the operator types "${a.confirmationPhrase}".`,
+          );
         }
         continue;
       }
