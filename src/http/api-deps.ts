@@ -81,6 +81,8 @@ export interface ApiDeps {
   notices?: string[];
   /** Browser login lifetime; 30 days by default. */
   loginTtlSeconds?: number;
+  /** NOMOS_ASSENT_MINUTES, so the page can say how long an approval's autonomy lasts (30 by default). */
+  assentMinutes?: number;
   /** SSE heartbeat interval; 15 s by default. */
   heartbeatMs?: number;
 }

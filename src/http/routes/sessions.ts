@@ -37,7 +37,8 @@ export function sessionRoutes(deps: ApiDeps) {
       const { id } = c.req.valid("param");
       const session = await sessionGet(deps.db, { sessionId: id });
       if (!session) throw notFound("session", id);
-      return c.json(session);
+      // assentMinutes: how long approving opens the window for, which the cards say before the click.
+      return c.json({ ...session, assentMinutes: deps.assentMinutes ?? 30 });
     })
     .post(
       "/api/sessions/:id/messages",

@@ -40,7 +40,8 @@ const EVENT_TYPES = [
 interface SessionJson {
   id: string;
   title: string;
-  assent: { open: boolean; expiresAt: string | null };
+  assent: { open: boolean; expiresAt: string | null; scopeTargets?: string[] };
+  assentMinutes?: number;
   messages: { id: string; kind: string; content: unknown; createdAt: string }[];
 }
 
@@ -53,19 +54,30 @@ function left(expiresAt: string | null, now: number): string {
 function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string; onAssent(a: Timeline["assent"]): void }) {
   const [now, setNow] = useState(Date.now());
   const [stopping, setStopping] = useState(false);
+  const [showScope, setShowScope] = useState(false);
+  const [stopped, setStopped] = useState("");
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(timer);
   }, []);
   const open = t.assent.open && (!t.assent.expiresAt || Date.parse(t.assent.expiresAt) > now);
   const running = runningTurn(t);
-  if (!open && !running) return <div class="assent off">Nomos asks before acting</div>;
+  if (!open && !running) {
+    return (
+      <div class="assent off">
+        Nomos asks before acting
+        {stopped && <span class="stopped-marker"> · {stopped}</span>}
+      </div>
+    );
+  }
+  const scope = t.assent.scopeTargets ?? [];
+  const scopeText = `Autonomy covers ${scope.length > 0 ? scope.join(", ") : "no target"}; destructive steps not named in the plan and other targets still ask.`;
   return (
     <div class={`assent ${open ? "on" : "off"}`}>
       {open ? (
-        <span class="badge" title="Nomos may carry out the approved plan without asking again until then">
+        <button type="button" class="badge" title={scopeText} onClick={() => setShowScope(!showScope)}>
           Autonomy on · <span class="time-left">{left(t.assent.expiresAt, now)}</span> left
-        </span>
+        </button>
       ) : (
         <span class="badge">Working…</span>
       )}
@@ -76,7 +88,11 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
         onClick={async () => {
           setStopping(true);
           try {
-            const r = await api<{ assent: { open: boolean; expiresAt: string | null } }>("DELETE", `/api/sessions/${sessionId}/assent`);
+            const r = await api<{ assent: { open: boolean; expiresAt: string | null }; stopped?: string }>(
+              "DELETE",
+              `/api/sessions/${sessionId}/assent`,
+            );
+            setStopped(r.stopped ?? "");
             onAssent({ open: r.assent.open, expiresAt: r.assent.expiresAt });
           } catch (err) {
             alert((err as Error).message);
@@ -87,6 +103,7 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
       >
         ■ Stop
       </button>
+      {open && showScope && <div class="assent-scope">{scopeText}</div>}
     </div>
   );
 }
@@ -162,6 +179,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       setTitle(s.title);
       const base = emptyTimeline();
       base.assent = s.assent;
+      base.assentMinutes = s.assentMinutes ?? 30;
       base.operator = s.messages
         .filter((m) => m.kind === "operator")
         .map((m) => ({
@@ -195,6 +213,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
 
   const ctx: CardContext = {
     approvals: t.approvals,
+    assentMinutes: t.assentMinutes,
     executions: t.executions,
     onApproval: (a: Approval) => {
       setT((prev) => ({ ...prev, approvals: { ...prev.approvals, [a.id]: { ...prev.approvals[a.id], ...a } } }));
