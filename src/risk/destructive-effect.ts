@@ -14,11 +14,17 @@ const RULES: { re: RegExp; say: (m: RegExpExecArray, target: string) => string }
   { re: /\bwipefs\b.*?(\/dev\/\S+)/, say: (m) => `erases the filesystem signatures on ${m[1]}, making its data unreadable` },
   { re: /\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*(\S+)/, say: (m) => `formats ${m[1]}, erasing what is on it` },
   { re: /\bdd\b.*\bof=(\/dev\/\S+)/, say: (m) => `overwrites the device ${m[1]}, erasing what is on it` },
-  { re: /\bdocker\s+volume\s+(?:rm|remove|prune)\b\s*(.*)/, say: (m) => `deletes docker volume${m[1]?.trim() ? ` ${m[1].trim()}` : "s"} and the data in them` },
+  {
+    re: /\bdocker\s+volume\s+(?:rm|remove|prune)\b\s*(.*)/,
+    say: (m) => `deletes docker volume${m[1]?.trim() ? ` ${m[1].trim()}` : "s"} and the data in them`,
+  },
   { re: /\bdrop\s+database\s+(?:if\s+exists\s+)?["`]?(\w+)/i, say: (m) => `drops the database ${m[1]} and all its data` },
   { re: /\brm\s+(?:-\S*[rR]\S*\s+)+(?:-\S+\s+)*(\S+)/, say: (m) => `deletes ${m[1]} and everything under it` },
   { re: /\b(?:reboot|systemctl\s+reboot)\b/, say: (_m, t) => `reboots ${t}: everything running on it is down until it is back` },
-  { re: /\b(?:shutdown|poweroff|halt|systemctl\s+poweroff)\b/, say: (_m, t) => `shuts ${t} down: everything on it stays down until someone powers it on` },
+  {
+    re: /\b(?:shutdown|poweroff|halt|systemctl\s+poweroff)\b/,
+    say: (_m, t) => `shuts ${t} down: everything on it stays down until someone powers it on`,
+  },
 ];
 
 export function destructiveEffect(command: string, target: string): string {

@@ -254,7 +254,7 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
       t.assent = {
         open: d.open === true,
         expiresAt: str(d.expiresAt) ?? null,
-        scopeTargets: Array.isArray(d.scopeTargets) ? (d.scopeTargets as string[]) : [],
+        ...(Array.isArray(d.scopeTargets) ? { scopeTargets: d.scopeTargets as string[] } : {}),
       };
       break;
     case "message": {
