@@ -120,7 +120,8 @@ describe("Reject", () => {
     await dispatcher.idle();
     await h.turns.idle(s.id);
     expect(await windowsOf(s.id)).toEqual([]);
-    expect(lastUserText()).toContain("was rejected by the operator (alice)");
+    expect(lastUserText()).toContain(`The operator (alice) rejected execution ${first!.execution_id}`);
+    expect(lastUserText()).toContain("rejected by the operator");
     const turns = await db().selectFrom("turns").select(["kind", "status"]).where("session_id", "=", s.id).orderBy("created_at").execute();
     expect(turns.at(-1)).toEqual({ kind: "continuation", status: "completed" });
 
@@ -163,7 +164,8 @@ describe("Reject", () => {
     await h.turns.idle(s.id);
     expect(await approvalOf(card!.id)).toMatchObject({ status: "rejected", decided_via: "chat", decided_by: "operator:alice" });
     expect(await windowsOf(s.id)).toEqual([]);
-    expect(lastUserText()).toContain("was rejected by the operator in chat");
+    expect(lastUserText()).toContain(`The operator rejected execution ${card!.execution_id}`);
+    expect(lastUserText()).toContain("rejected by the operator");
   });
 
   it("rejecting a plan closes the window that was opened for it", async () => {

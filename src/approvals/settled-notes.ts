@@ -29,7 +29,7 @@ export async function approvalsSettledNotes(db: Kysely<Database>, p: { sessionId
     if (r.status === "expired") return `Approval ${r.id} for ${what} expired undecided; it will not run.`;
     const who = (r.decided_by ?? "the operator").replace(/^operator:/, "");
     if (r.status === "rejected") {
-      return `${what[0]!.toUpperCase()}${what.slice(1)} was rejected by the operator (${who}) (approval ${r.id}). Do not run it; propose something else, or ask what they want instead if unsure.`;
+      return `The operator (${who}) rejected ${what} (approval ${r.id}): rejected by the operator. Do not run it or a rephrasing of it; propose something else, or ask what they want instead if unsure.`;
     }
     const next =
       r.kind === "plan"

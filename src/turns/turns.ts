@@ -430,7 +430,7 @@ export class Turns {
         notes.push(
           decision === "approve"
             ? `The operator approved ${what} in chat (approval ${a.id}).`
-            : `${what[0]!.toUpperCase()}${what.slice(1)} was rejected by the operator in chat (approval ${a.id}). Do not run it; propose something else, or ask what they want instead if unsure.`,
+            : `The operator rejected ${what} in chat (approval ${a.id}): rejected by the operator. Do not run it or a rephrasing of it; propose something else, or ask what they want instead if unsure.`,
         );
       } catch (err) {
         this.deps.log.warn({ err, approvalId: a.id }, "decision by chat not applied");
