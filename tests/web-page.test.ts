@@ -242,7 +242,7 @@ describe("the page", () => {
     ]);
   });
 
-  it("Stop revokes the window and aborts the turn on the server", async () => {
+  it("Stop asks the server to stop everything of the session and shows what it stopped", async () => {
     const s = await makeSession(t.db.kysely, { title: "Long job" });
     const window = await makeAssentWindow(t.db.kysely, { session_id: s.id, minutes: 30 });
     const turn = await makeTurn(t.db.kysely, { session_id: s.id, kind: "continuation" });
@@ -258,10 +258,7 @@ describe("the page", () => {
     api.ports.calls = [];
     await page.click("button.stop");
     await page.locator(".assent.on").waitFor({ state: "detached" });
-    expect(api.ports.calls).toEqual([
-      { method: "revokeAssent", args: [s.id, "operator:alice"] },
-      { method: "abort", args: [s.id] },
-    ]);
+    expect(api.ports.calls).toEqual([{ method: "stop", args: [s.id, "operator:alice"] }]);
     const closed = await t.db.kysely
       .selectFrom("assent_windows")
       .select("close_reason")
