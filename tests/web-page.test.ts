@@ -259,6 +259,7 @@ describe("the page", () => {
     await page.click("button.stop");
     await page.locator(".assent.on").waitFor({ state: "detached" });
     expect(api.ports.calls).toEqual([{ method: "stop", args: [s.id, "operator:alice"] }]);
+    await page.locator(".stopped-marker:text('Stopped by alice: nothing was running.')").waitFor();
     const closed = await t.db.kysely
       .selectFrom("assent_windows")
       .select("close_reason")

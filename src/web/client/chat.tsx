@@ -28,6 +28,7 @@ const EVENT_TYPES = [
   "tool_use",
   "tool_result",
   "plan_proposed",
+  "plan_finished",
   "approval_requested",
   "approval_decided",
   "execution_updated",
@@ -104,6 +105,7 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
         ■ Stop
       </button>
       {open && showScope && <div class="assent-scope">{scopeText}</div>}
+      {!open && stopped && <span class="stopped-marker">{stopped}</span>}
     </div>
   );
 }
@@ -132,6 +134,11 @@ function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
           <PlanCard part={p} ctx={ctx} />
         ) : p.type === "approval" ? (
           <ApprovalCard approvalId={p.approvalId} ctx={ctx} />
+        ) : p.type === "outcome" ? (
+          <div class={`plan-outcome ${p.outcome}`} role="status">
+            {p.outcome === "verified" ? "✓ Plan verified" : "⚠ Plan blocked"}: {p.summary}
+            {p.needs ? ` — needs: ${p.needs}` : ""} · autonomy ended
+          </div>
         ) : (
           <div class="turn-error" role="alert">
             {p.message}

@@ -57,6 +57,7 @@ export type Part =
   | { type: "tool"; id: string; name: string; input: Record<string, unknown>; result?: ToolResult }
   | { type: "plan"; planId: string; approvalId: string; goal: string; steps: PlanStep[] }
   | { type: "approval"; approvalId: string }
+  | { type: "outcome"; outcome: string; summary: string; needs: string | null }
   | { type: "error"; message: string };
 
 export interface ToolResult {
@@ -273,6 +274,14 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
       break;
     case "error":
       turnFor(t, e).parts.push({ type: "error", message: str(d.message) ?? "error" });
+      break;
+    case "plan_finished":
+      turnFor(t, e).parts.push({
+        type: "outcome",
+        outcome: str(d.outcome) ?? "verified",
+        summary: str(d.summary) ?? "",
+        needs: str(d.needs) ?? null,
+      });
       break;
     default:
       break;
