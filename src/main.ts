@@ -216,6 +216,7 @@ async function main(): Promise<void> {
         executions: executionsPortFromLifecycle({ db }),
         events,
         apiToken: config.apiToken,
+        assentMinutes: config.assentMinutes,
         notices,
         setupCode,
       },

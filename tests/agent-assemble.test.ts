@@ -32,7 +32,7 @@ describe("assembleAgent", () => {
     await agent.start();
     try {
       const s = await makeSession(t.db.kysely);
-      await agent.turns.chat(s.id, "hello", "operator:alice");
+      await agent.turns.chat(s.id, "hello", "operator:alice", { mayConfirmDestructive: true });
       await agent.turns.idle(s.id);
       const req = double.requests.at(-1)!;
       expect(req.model).toBe("claude-nomos-test");
@@ -64,7 +64,7 @@ describe("assembleAgent", () => {
     const agent = assembleAgent({ config, db: t.db.kysely, executions: dbExecutionsPort(t.db.kysely), log });
     try {
       const s = await makeSession(t.db.kysely);
-      const { turnId } = await agent.turns.chat(s.id, "hello", "operator:alice");
+      const { turnId } = await agent.turns.chat(s.id, "hello", "operator:alice", { mayConfirmDestructive: true });
       await agent.turns.idle(s.id);
       const turn = await t.db.kysely.selectFrom("turns").selectAll().where("id", "=", turnId).executeTakeFirstOrThrow();
       expect(turn.status).toBe("failed");
@@ -95,10 +95,16 @@ describe("assembleAgent", () => {
           { content: [{ type: "text", text: "Approved, carrying it out." }] },
         ]),
       );
-      await agent.turns.chat(s.id, "install nginx on pve1", "operator:alice");
+      await agent.turns.chat(s.id, "install nginx on pve1", "operator:alice", { mayConfirmDestructive: true });
       await agent.turns.idle(s.id);
       const card = await t.db.kysely.selectFrom("approvals").selectAll().where("session_id", "=", s.id).executeTakeFirstOrThrow();
-      await approvalDecide(agent.approvalDeps, { approvalId: card.id, decision: "approve", actor: "operator:alice", via: "button" });
+      await approvalDecide(agent.approvalDeps, {
+        approvalId: card.id,
+        decision: "approve",
+        actor: "operator:alice",
+        via: "button",
+        mayConfirmDestructive: true,
+      });
       await agent.turns.idle(s.id);
       const last = double.requests.at(-1)!.messages.at(-1)!;
       expect(last.role).toBe("user");

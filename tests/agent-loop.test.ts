@@ -24,7 +24,7 @@ async function turnRow(turnId: string) {
 }
 
 async function chatAndWait(sessionId: string, text: string) {
-  const { turnId } = await h.turns.chat(sessionId, text, "operator:alice");
+  const { turnId } = await h.turns.chat(sessionId, text, "operator:alice", { mayConfirmDestructive: true });
   await h.turns.idle(sessionId);
   return turnRow(turnId);
 }
@@ -115,7 +115,7 @@ describe("agent tool loop", () => {
     expect(text).toBe("Checking the targets and the disk.The root disk is 24% full.");
   });
 
-  it("sends the model name, the cached SOUL and the six tools with JSON schemas from zod", async () => {
+  it("sends the model name, the cached SOUL and the tools with JSON schemas from zod", async () => {
     const s = await makeSession(t.db.kysely);
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "hello" }] }));
     await chatAndWait(s.id, "hi");
@@ -124,7 +124,15 @@ describe("agent tool loop", () => {
     expect(req.stream).toBe(true);
     expect(req.system).toEqual([{ type: "text", text: "You are Nomos (test soul).", cache_control: { type: "ephemeral" } }]);
     expect(req.tools.map((tool) => tool.name)).toEqual(TOOL_NAMES);
-    expect(TOOL_NAMES).toEqual(["list_targets", "run", "request_execution", "get_execution_status", "pct_create", "propose_plan"]);
+    expect(TOOL_NAMES).toEqual([
+      "list_targets",
+      "run",
+      "request_execution",
+      "get_execution_status",
+      "pct_create",
+      "propose_plan",
+      "report_outcome",
+    ]);
     expect(req.tools.at(-1)!.cache_control).toEqual({ type: "ephemeral" });
     expect(req.tools.slice(0, -1).every((tool) => tool.cache_control === undefined)).toBe(true);
     const run = req.tools.find((tool) => tool.name === "run")!.input_schema as {
@@ -222,7 +230,7 @@ describe("agent tool loop", () => {
   it("Stop aborts the running turn and keeps its partial reply", async () => {
     const s = await makeSession(t.db.kysely);
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "a long explanation ".repeat(200) }], eventDelayMs: 20, chunkChars: 8 }));
-    const { turnId } = await h.turns.chat(s.id, "explain everything", "operator:alice");
+    const { turnId } = await h.turns.chat(s.id, "explain everything", "operator:alice", { mayConfirmDestructive: true });
     // Wait until some text has streamed (a condition, not a time).
     for (;;) {
       const events = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0" });

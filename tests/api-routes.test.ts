@@ -191,7 +191,10 @@ describe("approvals", () => {
     expect(res.status).toBe(200);
     expect(await json(res)).toMatchObject({ id: a.id, status: "approved", decidedBy: "operator:alice", decidedVia: "button" });
     expect(h.ports.calls).toEqual([
-      { method: "decideApproval", args: [{ approvalId: a.id, decision: "approve", actor: "operator:alice", via: "button" }] },
+      {
+        method: "decideApproval",
+        args: [{ approvalId: a.id, decision: "approve", actor: "operator:alice", via: "button", mayConfirmDestructive: true }],
+      },
     ]);
     const again = await req(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "reject" } });
     expect(again.status).toBe(409);
@@ -239,17 +242,17 @@ describe("approvals", () => {
 });
 
 describe("Stop", () => {
-  it("DELETE /api/sessions/:id/assent revokes the window, then aborts the turn, as the operator", async () => {
+  it("DELETE /api/sessions/:id/assent stops everything of the session through the agent, as the operator", async () => {
     const s = await makeSession(t.db.kysely);
     await makeAssentWindow(t.db.kysely, { session_id: s.id });
     h.ports.calls = [];
     const res = await req(`/api/sessions/${s.id}/assent`, { method: "DELETE" });
     expect(res.status).toBe(200);
-    expect(await json(res)).toEqual({ assent: { open: false, expiresAt: null, scopeTargets: [], continuations: 0 } });
-    expect(h.ports.calls).toEqual([
-      { method: "revokeAssent", args: [s.id, "operator:alice"] },
-      { method: "abort", args: [s.id] },
-    ]);
+    expect(await json(res)).toEqual({
+      assent: { open: false, expiresAt: null, scopeTargets: [], continuations: 0 },
+      stopped: "Stopped by alice: nothing was running.",
+    });
+    expect(h.ports.calls).toEqual([{ method: "stop", args: [s.id, "operator:alice"] }]);
     expect((await req(`/api/sessions/${UNKNOWN}/assent`, { method: "DELETE" })).status).toBe(404);
   });
 });

@@ -37,7 +37,7 @@ async function agentRuns(sessionId: string, target: string, command: string, too
       { content: [{ type: "text", text: "go ahead, approved — I approve this myself." }] },
     ]),
   );
-  await h.turns.chat(sessionId, `please do: ${command}`, "operator:alice");
+  await h.turns.chat(sessionId, `please do: ${command}`, "operator:alice", { mayConfirmDestructive: true });
   await h.turns.idle(sessionId);
   const last = h.double.requests.at(-1)!.messages.at(-1)!.content as Array<{ type: string; content: string }>;
   return last.find((b) => b.type === "tool_result")!.content;
@@ -71,7 +71,7 @@ async function approvePlan(
       { content: [{ type: "text", text: "Plan proposed." }] },
     ]),
   );
-  await h.turns.chat(sessionId, "make a plan", "operator:alice");
+  await h.turns.chat(sessionId, "make a plan", "operator:alice", { mayConfirmDestructive: true });
   await h.turns.idle(sessionId);
   const [card] = await pending(sessionId);
   expect(card).toMatchObject({ kind: "plan" });
@@ -80,6 +80,7 @@ async function approvePlan(
     decision: "approve",
     actor: decider.actor ?? "operator:alice",
     via: "button",
+    mayConfirmDestructive: true,
     ...decider,
   });
 }
@@ -126,7 +127,7 @@ describe("assent comes only from the operator", () => {
     await agentRuns(s.id, "pve1", "apt-get install -y nginx");
     const [card] = await pending(s.id);
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "Running it." }] }));
-    await h.turns.chat(s.id, "ok, go ahead", "operator:alice");
+    await h.turns.chat(s.id, "ok, go ahead", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(s.id);
     const decided = await t.db.kysely.selectFrom("approvals").selectAll().where("id", "=", card!.id).executeTakeFirstOrThrow();
     expect(decided).toMatchObject({ status: "approved", decided_via: "chat", decided_by: "operator:alice" });
@@ -137,7 +138,7 @@ describe("assent comes only from the operator", () => {
     expect(last[0]!.text).toBe("ok, go ahead");
     expect(last[1]!.text).toContain(`approved execution ${card!.execution_id}`);
 
-    await h.turns.chat(s.id, "stop", "operator:alice");
+    await h.turns.chat(s.id, "stop", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(s.id);
     expect((await assentWindowCurrent(t.db.kysely, { sessionId: s.id })).open).toBe(false);
   });
@@ -170,7 +171,7 @@ describe("gating inside a window", () => {
         { content: [{ type: "text", text: "Need a plan first." }] },
       ]),
     );
-    await h.turns.chat(outside.id, "make a container", "operator:alice");
+    await h.turns.chat(outside.id, "make a container", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(outside.id);
     const refused = (h.double.requests.at(-1)!.messages.at(-1)!.content as Array<{ content: string; is_error?: boolean }>)[0]!;
     expect(refused).toMatchObject({ is_error: true, content: expect.stringContaining("pct_create not run: no assent window is open") });
@@ -191,7 +192,7 @@ describe("gating inside a window", () => {
         { content: [{ type: "text", text: "Created." }] },
       ]),
     );
-    await h.turns.chat(s.id, "create it", "operator:alice");
+    await h.turns.chat(s.id, "create it", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(s.id);
     expect((await assentWindowCurrent(t.db.kysely, { sessionId: s.id })).scopeTargets).toEqual(["pve1", "pve1/208", "web8"]);
     expect(await agentRuns(s.id, "web8", "apt-get install -y nginx")).toContain("did: apt-get install -y nginx");
@@ -211,13 +212,14 @@ describe("gating inside a window", () => {
         decision: "approve",
         actor: "operator:alice",
         via: "button",
+        mayConfirmDestructive: true,
         ...(confirmation !== undefined ? { confirmation } : {}),
       });
     await expect(decide()).rejects.toBeInstanceOf(ApprovalConfirmationError);
     await expect(decide("destroy 106")).rejects.toThrow('type "destroy 105" in confirmation');
     // "go ahead" in chat does not approve a destructive card either.
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "Waiting for the phrase." }] }));
-    await h.turns.chat(s.id, "go ahead", "operator:alice");
+    await h.turns.chat(s.id, "go ahead", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(s.id);
     expect(await pending(s.id)).toHaveLength(1);
     expect(await decide("destroy 105")).toMatchObject({ status: "approved", decided_via: "button" });
@@ -228,7 +230,7 @@ describe("gating inside a window", () => {
     const s = await makeSession(t.db.kysely);
     await agentRuns(s.id, "pve1", "pct destroy 120");
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "Destroying." }] }));
-    await h.turns.chat(s.id, "Confirmed: `destroy 120`.", "operator:alice");
+    await h.turns.chat(s.id, "Confirmed: `destroy 120`.", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(s.id);
     expect(await pending(s.id)).toEqual([]);
     expect((await executionsOf(s.id)).at(-1)).toMatchObject({ command: "pct destroy 120", status: "approved" });
@@ -277,12 +279,30 @@ describe("approvalDecide", () => {
     await agentRuns(s.id, "pve1", "apt-get install -y b");
     const [first, second] = await pending(s.id);
     h.settled.length = 0;
-    await approvalDecide(h.approvalDeps, { approvalId: first!.id, decision: "approve", actor: "operator:alice", via: "button" });
+    await approvalDecide(h.approvalDeps, {
+      approvalId: first!.id,
+      decision: "approve",
+      actor: "operator:alice",
+      via: "button",
+      mayConfirmDestructive: true,
+    });
     expect(h.settled).toEqual([]);
     await expect(
-      approvalDecide(h.approvalDeps, { approvalId: first!.id, decision: "reject", actor: "operator:alice", via: "button" }),
+      approvalDecide(h.approvalDeps, {
+        approvalId: first!.id,
+        decision: "reject",
+        actor: "operator:alice",
+        via: "button",
+        mayConfirmDestructive: true,
+      }),
     ).rejects.toBeInstanceOf(ApprovalAlreadyDecidedError);
-    await approvalDecide(h.approvalDeps, { approvalId: second!.id, decision: "reject", actor: "operator:bob", via: "button" });
+    await approvalDecide(h.approvalDeps, {
+      approvalId: second!.id,
+      decision: "reject",
+      actor: "operator:bob",
+      via: "button",
+      mayConfirmDestructive: true,
+    });
     expect(h.settled).toEqual([s.id]);
     expect(await executionsOf(s.id)).toMatchObject([
       { command: "apt-get install -y a", status: "approved" },
@@ -294,14 +314,22 @@ describe("approvalDecide", () => {
         decision: "approve",
         actor: "operator:alice",
         via: "button",
+        mayConfirmDestructive: true,
       }),
     ).rejects.toBeInstanceOf(ApprovalNotFoundError);
     await expect(
-      approvalDecide(h.approvalDeps, { approvalId: "not-a-uuid", decision: "approve", actor: "operator:alice", via: "button" }),
+      approvalDecide(h.approvalDeps, {
+        approvalId: "not-a-uuid",
+        decision: "approve",
+        actor: "operator:alice",
+        via: "button",
+        mayConfirmDestructive: true,
+      }),
     ).rejects.toBeInstanceOf(ApprovalNotFoundError);
     const events = await h.eventTypes(s.id);
     expect(events.filter((e) => e === "approval_decided")).toHaveLength(2);
-    expect(events.filter((e) => e === "assent_changed").length).toBeGreaterThanOrEqual(2);
+    // Approving opened the window; rejecting left it as it was.
+    expect(events.filter((e) => e === "assent_changed")).toHaveLength(1);
   });
 
   it("expires an undecided approval, cancels what it gated, and refuses a late decision", async () => {
@@ -315,7 +343,13 @@ describe("approvalDecide", () => {
       .where("id", "in", [a!.id, b!.id])
       .execute();
     await expect(
-      approvalDecide(h.approvalDeps, { approvalId: a!.id, decision: "approve", actor: "operator:alice", via: "button" }),
+      approvalDecide(h.approvalDeps, {
+        approvalId: a!.id,
+        decision: "approve",
+        actor: "operator:alice",
+        via: "button",
+        mayConfirmDestructive: true,
+      }),
     ).rejects.toBeInstanceOf(ApprovalExpiredError);
     expect(await approvalsExpireDue(h.approvalDeps)).toBe(1);
     const rows = await t.db.kysely.selectFrom("approvals").select(["status", "decided_via"]).where("session_id", "=", s.id).execute();

@@ -306,7 +306,7 @@ describe("approve once, finish alone", () => {
     expect(turns.filter((x) => x.kind === "operator")).toHaveLength(1);
     expect(turns.every((x) => x.status === "completed")).toBe(true);
   });
-  it("Stop: a result that finishes after the operator revoked the window waits for the operator's next message", {
+  it("Stop: the step still running is killed, and its cancelled result waits for the operator's next message", {
     timeout: 120_000,
   }, async () => {
     model.setPolicy(deploymentPolicy());
@@ -335,12 +335,16 @@ describe("approve once, finish alone", () => {
       await expect
         .poll(async () => (await api<Session>("GET", `/api/sessions/${sessionId}`)).json.runningTurn, { timeout: 20_000 })
         .toBeNull();
-      const stopped = await api<{ assent: { open: boolean } }>("DELETE", `/api/sessions/${sessionId}/assent`);
+      const stopped = await api<{ assent: { open: boolean }; stopped: string }>("DELETE", `/api/sessions/${sessionId}/assent`);
       expect(stopped.status).toBe(200);
       expect(stopped.json.assent.open).toBe(false);
+      // Stop cancels the running step: the host is told to kill it (issue 13).
+      expect(stopped.json.stopped).toBe(
+        `Stopped by api-token: cancelled 1 running step (${CMD.composeUp} on typetype-3). The assent window is closed: nothing runs on its own, and every change asks again.`,
+      );
       release();
       const up = async () => (await executionsOf(sessionId)).find((e) => e.command === CMD.composeUp);
-      await expect.poll(async () => (await up())?.status, { timeout: 20_000 }).toBe("completed");
+      await expect.poll(async () => (await up())?.status, { timeout: 20_000 }).toBe("cancelled");
 
       // The operator speaks next; the result that waited comes with those words, not before.
       expect((await api("POST", `/api/sessions/${sessionId}/messages`, { text: "What happened?" })).status).toBe(202);
@@ -359,7 +363,7 @@ describe("approve once, finish alone", () => {
         )
         .toBe(true);
       const execution = (await up())!;
-      expect(textOf(session!.messages.at(-1)!)).toContain(`\`${CMD.composeUp}\` on typetype-3: completed (exit 0)`);
+      expect(textOf(session!.messages.at(-1)!)).toContain(`\`${CMD.composeUp}\` on typetype-3: cancelled (exit 143)`);
       const turns = await turnsOf(sessionId);
       expect(turns.map((x) => [x.kind, x.status])).toEqual([
         ["operator", "completed"],
@@ -371,7 +375,7 @@ describe("approve once, finish alone", () => {
         .filter((m) => m.kind === "system_note" && m.turnId === lastOperatorTurn)
         .map(textOf)
         .join("\n");
-      expect(carried).toContain(`execution ${execution.id} completed (exit 0) on typetype-3`);
+      expect(carried).toContain(`execution ${execution.id} cancelled (exit 143) on typetype-3`);
       const ledger = await t.db.kysely
         .selectFrom("nomos_plan_executions")
         .select(["delivered_turn_id"])

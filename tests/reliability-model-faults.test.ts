@@ -20,7 +20,7 @@ afterAll(() => {
 });
 
 async function chat(sessionId: string, text: string) {
-  const { turnId } = await h.turns.chat(sessionId, text, "operator:alice");
+  const { turnId } = await h.turns.chat(sessionId, text, "operator:alice", { mayConfirmDestructive: true });
   await h.turns.idle(sessionId);
   return t.db.kysely.selectFrom("turns").selectAll().where("id", "=", turnId).executeTakeFirstOrThrow();
 }

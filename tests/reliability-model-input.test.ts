@@ -76,7 +76,7 @@ describe("tool inputs from the model", () => {
           ]),
         );
         const before = h.double.requests.length;
-        const { turnId } = await h.turns.chat(s.id, "go", "operator:alice");
+        const { turnId } = await h.turns.chat(s.id, "go", "operator:alice", { mayConfirmDestructive: true });
         await h.turns.idle(s.id);
         const turn = await t.db.kysely.selectFrom("turns").selectAll().where("id", "=", turnId).executeTakeFirstOrThrow();
         expect(turn.status, turn.error ?? "").toBe("completed");
@@ -88,7 +88,7 @@ describe("tool inputs from the model", () => {
         if (result.is_error) expect(result.content.length).toBeGreaterThan(10);
         if (!(TOOL_NAMES as string[]).includes(name)) expect(result.content).toContain("unknown tool");
         // The session stays usable: the next message replays this turn without error.
-        const next = await h.turns.chat(s.id, "and now?", "operator:alice");
+        const next = await h.turns.chat(s.id, "and now?", "operator:alice", { mayConfirmDestructive: true });
         await h.turns.idle(s.id);
         const nextTurn = await t.db.kysely.selectFrom("turns").selectAll().where("id", "=", next.turnId).executeTakeFirstOrThrow();
         expect(nextTurn.status, nextTurn.error ?? "").toBe("completed");

@@ -61,7 +61,7 @@ describe("a turn cut off by a database outage", () => {
     const s = await makeSession(t.db.kysely);
     h.double.setPolicy(scriptedPolicy([{ content: [{ type: "text", text: "Picking up where I stopped." }] }]));
     outagesLeft = 1;
-    await turns.chat(s.id, "check pve1 please", "operator:alice");
+    await turns.chat(s.id, "check pve1 please", "operator:alice", { mayConfirmDestructive: true });
     await expect.poll(async () => (await turnsOf(s.id)).map((r) => r.status), { timeout: 30_000 }).toEqual(["failed", "completed"]);
 
     const [cut, resumed] = await turnsOf(s.id);
@@ -80,14 +80,14 @@ describe("a turn cut off by a database outage", () => {
     h.double.setPolicy(scriptedPolicy([{ content: [{ type: "text", text: "Done." }] }]));
     const before = h.double.requests.length;
     outagesLeft = 2;
-    await turns.chat(s.id, "check pve2 please", "operator:alice");
+    await turns.chat(s.id, "check pve2 please", "operator:alice", { mayConfirmDestructive: true });
     await expect.poll(async () => (await turnsOf(s.id)).map((r) => r.status), { timeout: 30_000 }).toEqual(["failed", "failed"]);
     await turns.idle(s.id);
     expect((await turnsOf(s.id)).map((r) => r.status)).toEqual(["failed", "failed"]);
     expect(h.double.requests.length).toBe(before);
 
     // The operator's next message runs as usual.
-    await turns.chat(s.id, "try again", "operator:alice");
+    await turns.chat(s.id, "try again", "operator:alice", { mayConfirmDestructive: true });
     await expect
       .poll(async () => (await turnsOf(s.id)).map((r) => r.status), { timeout: 30_000 })
       .toEqual(["failed", "failed", "completed"]);

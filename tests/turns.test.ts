@@ -39,9 +39,9 @@ describe("turns", () => {
         { content: [{ type: "text", text: "You asked about the version." }] },
       ]),
     );
-    await h.turns.chat(s.id, "which proxmox version?", "operator:alice");
+    await h.turns.chat(s.id, "which proxmox version?", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(s.id);
-    await h.turns.chat(s.id, "what did I ask?", "operator:alice");
+    await h.turns.chat(s.id, "what did I ask?", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(s.id);
 
     const replayed = h.double.requests.at(-1)!.messages;
@@ -72,7 +72,7 @@ describe("turns", () => {
     h.double.setPolicy(
       scriptedPolicy([{ content: [{ type: "text", text: "Queued the install." }] }, { content: [{ type: "text", text: "Installed." }] }]),
     );
-    await h.turns.chat(s.id, "install nginx", "operator:alice");
+    await h.turns.chat(s.id, "install nginx", "operator:alice", { mayConfirmDestructive: true });
     await h.turns.idle(s.id);
     const note = "execution 1b0c completed (exit 0): nginx installed";
     const { turnId } = await h.turns.chatWith(s.id, [note], { executionIds: [], reason: "execution finished" });
@@ -118,9 +118,9 @@ describe("turns", () => {
       ]),
     );
     const before = h.double.requests.length;
-    const first = await a.chat(s.id, "one", "operator:alice");
+    const first = await a.chat(s.id, "one", "operator:alice", { mayConfirmDestructive: true });
     await seen; // the first turn is running and its model call is held open
-    const second = await b.chat(s.id, "two", "operator:alice");
+    const second = await b.chat(s.id, "two", "operator:alice", { mayConfirmDestructive: true });
     const third = await b.chatWith(s.id, ["execution x completed (exit 0): done"]);
 
     // Process B could not start a turn: the database holds the one running turn.
@@ -171,12 +171,12 @@ describe("turns", () => {
 
   it("refuses an empty message with an error naming the field", async () => {
     const s = await makeSession(t.db.kysely);
-    await expect(h.turns.chat(s.id, "   ", "operator:alice")).rejects.toThrow(/^text: /);
+    await expect(h.turns.chat(s.id, "   ", "operator:alice", { mayConfirmDestructive: true })).rejects.toThrow(/^text: /);
     await expect(h.turns.chatWith(s.id, [" "])).rejects.toThrow(/^notes: /);
     expect(await turnsOf(s.id)).toEqual([]);
-    await expect(h.turns.chat("5d0c2d6e-0000-4000-8000-000000000000", "hi", "operator:alice")).rejects.toBeInstanceOf(
-      TurnSessionNotFoundError,
-    );
+    await expect(
+      h.turns.chat("5d0c2d6e-0000-4000-8000-000000000000", "hi", "operator:alice", { mayConfirmDestructive: true }),
+    ).rejects.toBeInstanceOf(TurnSessionNotFoundError);
     await expect(h.turns.chatWith("not-a-session", ["note"])).rejects.toThrow("session not-a-session does not exist");
   });
 
@@ -214,7 +214,7 @@ describe("turns", () => {
     const other = h.makeTurns("test-other");
     await runner.start();
     h.double.setPolicy(() => ({ content: [{ type: "text", text: "words ".repeat(400) }], eventDelayMs: 20, chunkChars: 6 }));
-    const { turnId } = await runner.chat(s.id, "talk for a while", "operator:alice");
+    const { turnId } = await runner.chat(s.id, "talk for a while", "operator:alice", { mayConfirmDestructive: true });
     for (;;) {
       const events = await t.db.kysely.selectFrom("session_events").select("type").where("session_id", "=", s.id).execute();
       if (events.some((e) => e.type === "text_delta")) break;

@@ -200,7 +200,10 @@ describe("the page", () => {
     await card.locator("button.approve").click();
     await card.locator(".decided:text('Approved by alice')").waitFor();
     expect(api.ports.calls).toEqual([
-      { method: "decideApproval", args: [{ approvalId: approval.id, decision: "approve", actor: "operator:alice", via: "button" }] },
+      {
+        method: "decideApproval",
+        args: [{ approvalId: approval.id, decision: "approve", actor: "operator:alice", via: "button", mayConfirmDestructive: true }],
+      },
     ]);
     // What the agent does next, with nobody typing: the window opens, a continuation turn runs.
     const window = await makeAssentWindow(t.db.kysely, { session_id: s.id });
@@ -285,12 +288,21 @@ describe("the page", () => {
     expect(api.ports.calls).toEqual([
       {
         method: "decideApproval",
-        args: [{ approvalId: approval.id, decision: "approve", confirmation: "destroy 104", actor: "operator:alice", via: "button" }],
+        args: [
+          {
+            approvalId: approval.id,
+            decision: "approve",
+            confirmation: "destroy 104",
+            actor: "operator:alice",
+            via: "button",
+            mayConfirmDestructive: true,
+          },
+        ],
       },
     ]);
   });
 
-  it("Stop revokes the window and aborts the turn on the server", async () => {
+  it("Stop asks the server to stop everything of the session and shows what it stopped", async () => {
     const s = await makeSession(t.db.kysely, { title: "Long job" });
     const window = await makeAssentWindow(t.db.kysely, { session_id: s.id, minutes: 30 });
     const turn = await makeTurn(t.db.kysely, { session_id: s.id, kind: "continuation" });
@@ -306,10 +318,8 @@ describe("the page", () => {
     api.ports.calls = [];
     await page.click("button.stop");
     await page.locator(".assent.on").waitFor({ state: "detached" });
-    expect(api.ports.calls).toEqual([
-      { method: "revokeAssent", args: [s.id, "operator:alice"] },
-      { method: "abort", args: [s.id] },
-    ]);
+    expect(api.ports.calls).toEqual([{ method: "stop", args: [s.id, "operator:alice"] }]);
+    await page.locator(".stopped-marker:text('Stopped by alice: nothing was running.')").waitFor();
     const closed = await t.db.kysely
       .selectFrom("assent_windows")
       .select("close_reason")

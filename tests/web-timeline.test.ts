@@ -74,6 +74,17 @@ describe("timeline", () => {
     expect(t.turns[0]!.parts.map((p) => p.type)).toEqual(["plan"]);
   });
 
+  it("shows a plan's outcome where the agent reported it, and keeps the window's scope", () => {
+    const t = run([
+      ev("assent_changed", { open: true, expiresAt: "2026-01-01T00:30:00.000Z", scopeTargets: ["pve1", "web1"] }),
+      ev("plan_finished", { planId: "p1", outcome: "blocked", summary: "port 80 is taken", needs: "which port to use" }),
+      ev("assent_changed", { open: false, expiresAt: null, reason: "plan_blocked" }),
+    ]);
+    expect(t.turns[0]!.parts).toEqual([{ type: "outcome", outcome: "blocked", summary: "port 80 is taken", needs: "which port to use" }]);
+    expect(t.assent).toEqual({ open: false, expiresAt: null });
+    expect(run([ev("assent_changed", { open: true, expiresAt: null, scopeTargets: ["pve1"] })]).assent.scopeTargets).toEqual(["pve1"]);
+  });
+
   it("orders operator messages before the turn they started, and merges the echo of a message sent here", () => {
     const start = ev("turn_started", { turnId: "t7", kind: "operator" }, "t7");
     const base = emptyTimeline();

@@ -60,7 +60,8 @@ export interface ExecutionsPort {
   resolveTarget(nameOrNodeSlashVmid: string): Promise<AgentTarget | undefined>;
   pctCreate(
     input: PctCreateToolInput,
-    ctx: { sessionId: string; actor: string },
+    /** signal: the turn's; Stop aborts it and the remote command is killed (the container is left as it is). */
+    ctx: { sessionId: string; actor: string; signal?: AbortSignal },
   ): Promise<{ target: string; node: string; vmid: number; hostname: string }>;
 }
 

@@ -5,13 +5,15 @@
 //   error tool_result naming what is wrong; the loop goes on. Nothing here
 //   throws for the model's mistakes.
 // - Nothing here opens or extends an assent window: command output and
-//   model text are data. The only window change is a container created by
-//   pct_create joining the window it was created under.
+//   model text are data. The only window changes are a container created by
+//   pct_create joining the window it was created under, and report_outcome
+//   closing it (assent/plan-outcome.ts).
 // - Output shown to the model is fenced and labelled as data.
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import { approvalCreate } from "../approvals/approval-create.js";
 import { gateDecide } from "../assent/gate.js";
+import { planReportOutcome } from "../assent/plan-outcome.js";
 import { assentWindowAddScope, assentWindowCurrent } from "../assent/window.js";
 import type { Database, Execution } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
@@ -63,9 +65,14 @@ export async function toolRun(deps: ToolRunDeps, ctx: ToolCallContext, name: str
         return await pctCreate(deps, ctx, parsed.value as ToolInput<"pct_create">);
       case "propose_plan":
         return await proposePlan(deps, ctx, parsed.value as ToolInput<"propose_plan">);
+      case "report_outcome":
+        return await reportOutcome(deps, ctx, parsed.value as ToolInput<"report_outcome">);
     }
   } catch (err) {
-    if (ctx.signal.aborted) return fail("stopped by the operator before this tool finished", false);
+    if (ctx.signal.aborted) {
+      const detail = name === "pct_create" ? `: ${(err as Error).message}` : "";
+      return fail(`stopped by the operator before this tool finished${detail}`, false);
+    }
     return fail(`${name} failed: ${(err as Error).message}`, false);
   }
   return fail(`tool "${name}" is not handled`);
@@ -188,7 +195,7 @@ async function pctCreate(deps: ToolRunDeps, ctx: ToolCallContext, input: ToolInp
       false,
     );
   }
-  const created = await deps.executions.pctCreate(input, { sessionId: ctx.sessionId, actor: `agent:${ctx.sessionId}` });
+  const created = await deps.executions.pctCreate(input, { sessionId: ctx.sessionId, actor: `agent:${ctx.sessionId}`, signal: ctx.signal });
   await withActor(deps.db, `agent:${ctx.sessionId}`, (tx) =>
     assentWindowAddScope(tx, { sessionId: ctx.sessionId, targets: [created.target, `${created.node}/${created.vmid}`] }),
   );
@@ -228,6 +235,30 @@ async function proposePlan(deps: ToolRunDeps, ctx: ToolCallContext, input: ToolI
   });
   return {
     content: `plan ${planId} proposed; it awaits the operator's approval (approval ${approvalId}). You will be re-invoked when it is decided. Summarize the plan in a sentence or two and end your turn.`,
+    isError: false,
+    readOnly: false,
+  };
+}
+
+async function reportOutcome(deps: ToolRunDeps, ctx: ToolCallContext, input: ToolInput<"report_outcome">): Promise<ToolOutcome> {
+  const reported = await withActor(deps.db, `agent:${ctx.sessionId}`, (tx) =>
+    planReportOutcome(tx, {
+      sessionId: ctx.sessionId,
+      turnId: ctx.turnId,
+      actor: `agent:${ctx.sessionId}`,
+      outcome: input.outcome,
+      summary: input.summary,
+      needs: input.needs,
+    }),
+  );
+  if (!reported.planId && !reported.windowClosed) {
+    return fail("report_outcome: this session has no approved, unfinished plan and no open assent window; nothing was recorded");
+  }
+  const what = reported.planId ? `plan ${reported.planId} ("${reported.goal}")` : "the work of the assent window";
+  return {
+    content:
+      `Recorded: ${what} ${input.outcome === "verified" ? "is verified" : "is blocked"}. The assent window is closed and the operator is told; ` +
+      "any further change needs their approval. Tell the operator the outcome in a few lines and end your turn.",
     isError: false,
     readOnly: false,
   };

@@ -1,4 +1,4 @@
-// The six agent tools of DESIGN.md: their names (part of the contract),
+// The agent tools of DESIGN.md: their names (part of the contract),
 // their zod input schemas, and the tool definitions sent to the model
 // (input_schema from zod 4's z.toJSONSchema). Invariant: the schema that
 // describes a tool to the model is the schema that validates what the model
@@ -65,6 +65,15 @@ export const toolInputs = {
         .max(100),
     })
     .strict(),
+  report_outcome: z
+    .object({
+      outcome: z
+        .enum(["verified", "blocked"])
+        .describe("verified: the goal is shown working; blocked: you cannot go on without the operator"),
+      summary: z.string().min(1).max(4000).describe("What you did and how you verified it, or why you are blocked"),
+      needs: z.string().min(1).max(4000).optional().describe("When blocked: exactly what you need from the operator"),
+    })
+    .strict(),
 } as const;
 
 export type ToolName = keyof typeof toolInputs;
@@ -89,6 +98,9 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "Record a plan (goal and steps) and ask the operator to approve it. Approval opens an assent window over the " +
     "targets the steps name; destructive steps with an exact command are pre-authorized by it. End your turn after " +
     "proposing.",
+  report_outcome:
+    "End the approved plan: report its goal verified (with the evidence) or yourself blocked (with what you need). " +
+    "This closes the assent window and notifies the operator; further changes need a new approval.",
 };
 
 function inputSchema(schema: z.ZodType): Anthropic.Tool.InputSchema {

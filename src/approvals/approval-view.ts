@@ -4,6 +4,7 @@
 // only; nothing a client sends back is ever merged in.
 import type { Kysely } from "kysely";
 import type { ApprovalKind, ApprovalStatus, Database, Risk } from "../db/schema.js";
+import { destructiveEffect } from "../risk/destructive-effect.js";
 
 export interface ApprovalView {
   id: string;
@@ -18,8 +19,10 @@ export interface ApprovalView {
   /** The execution's description, when it has one. */
   description: string | null;
   goal: string | null;
-  /** For a plan approval: what is being approved. */
+  /** For a plan approval: what is being approved (destructive steps carry `effect`, in plain words). */
   plan: { goal: string; steps: unknown[] } | null;
+  /** For a destructive step: what it does, in plain words ("deletes container 100 and its disks"). */
+  effect: string | null;
   confirmationPhrase: string | null;
   decidedBy: string | null;
   decidedVia: string | null;
@@ -74,7 +77,8 @@ export async function approvalViews(
     risk: r.risk,
     description: r.description,
     goal: r.goal,
-    plan: r.goal !== null ? { goal: r.goal, steps: r.steps ?? [] } : null,
+    plan: r.goal !== null ? { goal: r.goal, steps: (r.steps ?? []).map(stepWithEffect) } : null,
+    effect: r.risk === "destructive" && r.command && r.target ? destructiveEffect(r.command, r.target) : null,
     confirmationPhrase: r.confirmation_phrase,
     decidedBy: r.decided_by,
     decidedVia: r.decided_via,
@@ -86,4 +90,9 @@ export async function approvalViews(
 
 export async function approvalView(db: Kysely<Database>, p: { approvalId: string }): Promise<ApprovalView | undefined> {
   return (await approvalViews(db, { ids: [p.approvalId] }))[0];
+}
+
+function stepWithEffect(step: unknown): unknown {
+  const s = step as { destructive?: boolean; command?: string; target?: string };
+  return s?.destructive && s.command ? { ...s, effect: destructiveEffect(s.command, s.target ?? "its target") } : step;
 }

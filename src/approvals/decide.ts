@@ -11,23 +11,31 @@
 // - The approval, what it gates (plan status, execution approve/reject), the
 //   assent window and the events commit in one transaction with the
 //   operator as the actor.
-// - Deciding any approval of a session opens or extends its window
-//   (DESIGN.md); approving adds scope: the plan's targets and its
-//   pre-authorized destructive steps, or the execution's target. Only a
-//   decider who may confirm destructive steps (an admin, issue 14) adds
-//   pre-authorized steps: a plan an operator approves still has each of its
-//   destructive steps ask, so that an admin types its phrase.
+// - Approving opens or extends the session's window (DESIGN.md), unless
+//   the operator chose "Approve this step" (continue: false); approving adds
+//   scope: the plan's targets and its pre-authorized destructive steps, or
+//   the execution's target. Rejecting never opens or extends a window;
+//   rejecting a plan closes the window opened for that plan, if any.
+// - Only a decider who may confirm destructive steps (an admin, issue 14)
+//   adds pre-authorized steps: a plan an operator approves still has each of
+//   its destructive steps ask, so that an admin types its phrase.
 // - onApprovalsSettled runs after commit, only when the session has no
 //   pending approval left: the agent hears once, when all are decided.
 import { type Kysely, sql } from "kysely";
 import type { ExecutionsPort } from "../agent/tool-deps.js";
-import { assentWindowOpenOrExtend, type PreauthorizedStep } from "../assent/window.js";
+import { assentWindowClose, assentWindowOpenOrExtend, type PreauthorizedStep, planScope } from "../assent/window.js";
 import type { Approval, Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 import type { Logger } from "../log/logger.js";
 import { approvalView } from "./approval-view.js";
-import { ApprovalAlreadyDecidedError, ApprovalConfirmationError, ApprovalExpiredError, ApprovalNotFoundError } from "./errors.js";
+import {
+  ApprovalAlreadyDecidedError,
+  ApprovalConfirmationError,
+  ApprovalExpiredError,
+  ApprovalNotFoundError,
+  ApprovalRoleError,
+} from "./errors.js";
 
 export interface ApprovalDeps {
   db: Kysely<Database>;
@@ -47,20 +55,16 @@ export interface ApprovalDecision {
   via: "button" | "chat";
   /**
    * False when the decider may not confirm destructive steps (below admin):
-   * approving a plan then pre-authorizes none of its destructive steps.
-   * Absent means true (the callers that know the role pass it).
+   * approving a plan then pre-authorizes none of its destructive steps, and a
+   * destructive step's phrase is refused. Required: every caller knows the
+   * decider's role, and a forgotten one must not fail open.
    */
-  mayConfirmDestructive?: boolean;
+  mayConfirmDestructive: boolean;
+  /** false: "Approve this step" — approve it without opening or extending the window. Default true. */
+  continue?: boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-interface PlanStep {
-  title?: string;
-  target?: string;
-  command?: string;
-  destructive?: boolean;
-}
 
 export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): Promise<Approval> {
   if (!UUID.test(p.approvalId)) throw new ApprovalNotFoundError(p.approvalId);
@@ -79,6 +83,7 @@ export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): P
       return { kind: "expired", row } as const;
     }
     if (p.decision === "approve" && row.confirmation_phrase !== null) {
+      if (!p.mayConfirmDestructive) throw new ApprovalRoleError(row.id);
       if ((p.confirmation ?? "").trim().toLowerCase() !== row.confirmation_phrase.toLowerCase()) {
         throw new ApprovalConfirmationError(row.id, row.confirmation_phrase);
       }
@@ -103,13 +108,12 @@ export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): P
         .returning(["steps"])
         .executeTakeFirst();
       if (plan && status === "approved") {
-        const steps = plan.steps as PlanStep[];
-        addTargets = steps.flatMap((s) => (s.target ? [s.target] : []));
-        if (p.mayConfirmDestructive !== false) {
-          addPreauthorized = steps.flatMap((s) =>
-            s.destructive && s.target && s.command ? [{ target: s.target, command: s.command }] : [],
-          );
-        }
+        const scope = planScope(plan.steps);
+        addTargets = scope.targets;
+        if (p.mayConfirmDestructive) addPreauthorized = scope.preauthorized;
+      }
+      if (status === "rejected") {
+        await assentWindowClose(tx, { sessionId: row.session_id, actor: p.actor, reason: "rejected", planId: row.plan_id });
       }
     } else if (row.execution_id) {
       const execution =
@@ -118,16 +122,24 @@ export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): P
           : await deps.executions.reject(tx, { executionId: row.execution_id, reason: `rejected by ${p.actor}` });
       if (status === "approved") addTargets = [execution.target];
     }
-    await assentWindowOpenOrExtend(tx, {
-      sessionId: row.session_id,
-      actor: p.actor,
-      minutes: deps.assentMinutes,
-      planId: status === "approved" ? row.plan_id : null,
-      addTargets,
-      addPreauthorized,
-    });
+    if (status === "approved" && p.continue !== false) {
+      await assentWindowOpenOrExtend(tx, {
+        sessionId: row.session_id,
+        actor: p.actor,
+        minutes: deps.assentMinutes,
+        planId: row.plan_id,
+        addTargets,
+        addPreauthorized,
+      });
+    }
     const view = await approvalView(tx, { approvalId: row.id });
-    await sessionEventsAppend(tx, [{ sessionId: row.session_id, type: "approval_decided", data: { approval: view } }]);
+    await sessionEventsAppend(tx, [
+      {
+        sessionId: row.session_id,
+        type: "approval_decided",
+        data: { approval: view, continue: status === "approved" && p.continue !== false },
+      },
+    ]);
     return { kind: "decided", row: decided } as const;
   });
   const { row } = outcome;

@@ -1,7 +1,7 @@
 // The typed errors of deciding an approval. The HTTP layer maps them:
 // ApprovalNotFoundError -> 404, ApprovalAlreadyDecidedError (and its
 // ApprovalExpiredError) -> 409, ApprovalConfirmationError -> 400 naming the
-// field "confirmation".
+// field "confirmation", ApprovalRoleError -> 403.
 export class ApprovalNotFoundError extends Error {
   override name = "ApprovalNotFoundError";
   constructor(readonly approvalId: string) {
@@ -35,5 +35,13 @@ export class ApprovalConfirmationError extends Error {
     readonly expected: string,
   ) {
     super(`approval ${approvalId} is for a destructive step: type "${expected}" in confirmation to approve it`);
+  }
+}
+
+/** A destructive step's phrase from someone who may not confirm destructive steps (below admin). */
+export class ApprovalRoleError extends Error {
+  override name = "ApprovalRoleError";
+  constructor(readonly approvalId: string) {
+    super(`approval ${approvalId} is for a destructive step: only an admin can confirm it`);
   }
 }

@@ -4,6 +4,7 @@
 // once. Invariant: built from the approvals table only (the server's own
 // records), never from anything a client sent.
 import { type Kysely, sql } from "kysely";
+import { assentWindowCurrent } from "../assent/window.js";
 import type { Database } from "../db/schema.js";
 
 export async function approvalsSettledNotes(db: Kysely<Database>, p: { sessionId: string }): Promise<string[]> {
@@ -22,12 +23,22 @@ export async function approvalsSettledNotes(db: Kysely<Database>, p: { sessionId
     )
     .orderBy("a.decided_at")
     .execute();
+  const window = await assentWindowCurrent(db, { sessionId: p.sessionId });
   return rows.map((r) => {
     const what = r.kind === "plan" ? `plan "${r.goal}"` : `execution ${r.execution_id} (\`${r.command}\` on ${r.target})`;
     if (r.status === "expired") return `Approval ${r.id} for ${what} expired undecided; it will not run.`;
     const who = (r.decided_by ?? "the operator").replace(/^operator:/, "");
-    return r.status === "approved"
-      ? `The operator (${who}) approved ${what} (approval ${r.id}).${r.kind === "plan" ? " The assent window is open: carry the plan out." : " It runs now; its result comes back to you as a note."}`
-      : `The operator (${who}) rejected ${what} (approval ${r.id}). Do not run it; ask what they want instead if unsure.`;
+    if (r.status === "rejected") {
+      return `The operator (${who}) rejected ${what} (approval ${r.id}): rejected by the operator. Do not run it or a rephrasing of it; propose something else, or ask what they want instead if unsure.`;
+    }
+    const next =
+      r.kind === "plan"
+        ? window.open
+          ? " The assent window is open: carry the plan out."
+          : " No assent window was opened: every change still asks."
+        : window.open
+          ? " It runs now; its result comes back to you as a note."
+          : " It runs now, this step only (no assent window is open): its result reaches you with the operator's next message, and any other change still asks.";
+    return `The operator (${who}) approved ${what} (approval ${r.id}).${next}`;
   });
 }

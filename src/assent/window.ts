@@ -2,7 +2,13 @@
 // targets its approved plan names and the containers created under it.
 // The only module that writes assent_windows.
 //
-//   (none) --open--> open --extend--> open --revoke/expire--> closed
+//   (none) --open--> open --extend--> open --revoke/expire/reject/outcome--> closed
+//
+// Close reasons: 'revoked' (the operator's Stop or words), 'expired',
+// 'continuation_limit' (the loop guard, ledger.ts), 'rejected' (the
+// operator rejected the plan the window was opened for), 'plan_verified' /
+// 'plan_blocked' (the agent reported the plan's outcome: autonomy does not
+// linger after "done").
 //
 // Invariants:
 // - At most one unclosed row per session (unique partial index); an
@@ -10,8 +16,11 @@
 // - Open means closed_at IS NULL AND expires_at > now(), judged by the
 //   database clock, never the process clock.
 // - Every change appends an assent_changed event in the same transaction.
-// - Only approvalDecide (an operator's decision) and the operator's Stop
-//   call open/revoke; nothing the model or a command prints reaches here.
+// - Only an operator opens a window: approving (approvalDecide, unless
+//   "this step only"), or forward words resuming an approved, unfinished
+//   plan (plan-resume.ts). Rejecting never opens or extends one. Nothing the
+//   model or a command prints reaches an opening call; the model can only
+//   close one (report_outcome).
 import { type Kysely, sql } from "kysely";
 import type { AssentWindow, Database } from "../db/schema.js";
 import { sessionEventsAppend } from "../events/session-events.js";
@@ -144,6 +153,38 @@ export async function assentWindowAddScope(tx: Kysely<Database>, p: { sessionId:
     .returning("id")
     .executeTakeFirst();
   return updated !== undefined;
+}
+
+/** What an approved plan's steps put in a window's scope: their targets, and the destructive steps they name exactly. */
+export function planScope(steps: unknown[]): { targets: string[]; preauthorized: PreauthorizedStep[] } {
+  const list = steps as { target?: string; command?: string; destructive?: boolean }[];
+  return {
+    targets: [...new Set(list.flatMap((s) => (s.target ? [s.target] : [])))],
+    preauthorized: list.flatMap((s) => (s.destructive && s.target && s.command ? [{ target: s.target, command: s.command }] : [])),
+  };
+}
+
+/**
+ * Closes the session's unclosed window with a reason ('rejected',
+ * 'plan_verified', 'plan_blocked'); with planId, only a window opened for
+ * that plan. Returns whether one was closed. One conditional UPDATE.
+ */
+export async function assentWindowClose(
+  tx: Kysely<Database>,
+  p: { sessionId: string; actor: string; reason: "rejected" | "plan_verified" | "plan_blocked"; planId?: string },
+): Promise<boolean> {
+  let q = tx
+    .updateTable("assent_windows")
+    .set({ closed_at: sql`now()`, close_reason: p.reason })
+    .where("session_id", "=", p.sessionId)
+    .where("closed_at", "is", null);
+  if (p.planId) q = q.where("plan_id", "=", p.planId);
+  const closed = await q.returning(["id", "expires_at"]).executeTakeFirst();
+  if (!closed) return false;
+  await sessionEventsAppend(tx, [
+    { sessionId: p.sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: p.reason, closedBy: p.actor } },
+  ]);
+  return true;
 }
 
 /** The operator's Stop: closes the open window, if any. Returns whether one was open. */

@@ -13,6 +13,9 @@
 //   here (and by one process at a time, through the claim); different
 //   sessions go in parallel up to `concurrency`. A session poked while being
 //   dispatched is dispatched again afterwards, never concurrently.
+// - A decision by the operator (extraNotes from onApprovalsSettled) is
+//   delivered even with no window open: it is the operator's own act, one
+//   turn per click, so it cannot loop; finished results still need a window.
 // - Marked before running: the claim commits before the turn is started, so
 //   a turn that fails cannot re-trigger itself, and a crash in between
 //   leaves a claim with a lease that the sweep hands to another process.
@@ -143,6 +146,15 @@ export class ContinuationDispatcher {
       maxContinuations: this.o.maxContinuations,
       countEmpty: entry.extraNotes.length > 0,
     });
+    if (outcome.kind === "window_closed" && entry.extraNotes.length > 0) {
+      // The operator's decision itself (approved "this step only", rejected):
+      // the agent hears it without anyone typing, window or not. Finished
+      // results are not claimed without a window; they ride the operator's
+      // next message.
+      const { turnId } = await this.o.startTurn({ sessionId, notes: entry.extraNotes, executionIds: [], reason: "approval" });
+      log.debug({ turnId }, "decision continuation dispatched with no window open");
+      return;
+    }
     if (outcome.kind === "window_closed" || outcome.kind === "nothing") return;
     if (outcome.kind === "limit_reached") {
       const message =

@@ -28,7 +28,8 @@ export type ExecutionStatus = "pending_approval" | "approved" | "running" | "com
 export type ApprovalKind = "plan" | "execution";
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "expired";
 export type DecidedVia = "button" | "chat" | "expiry";
-export type WindowCloseReason = "expired" | "revoked" | "continuation_limit";
+export type WindowCloseReason = "expired" | "revoked" | "continuation_limit" | "rejected" | "plan_verified" | "plan_blocked";
+export type PlanOutcome = "verified" | "blocked";
 /** 030: viewer < operator < admin (src/auth/roles.ts). */
 export type OperatorRole = "viewer" | "operator" | "admin";
 
@@ -103,6 +104,11 @@ export interface PlansTable {
   status: Generated<PlanStatus>;
   created_at: GeneratedTimestamp;
   decided_at: Timestamp | null;
+  /** 050: how the plan ended (report_outcome); null while it is not finished. */
+  outcome: PlanOutcome | null;
+  outcome_summary: string | null;
+  outcome_needs: string | null;
+  finished_at: Timestamp | null;
 }
 
 export interface ExecutionsTable {

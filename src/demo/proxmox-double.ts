@@ -81,6 +81,8 @@ export class SshTestHost {
   readonly node: string;
   readonly containers = new Map<number, Container>();
   readonly log: LoggedCommand[] = [];
+  /** Every `kill` of a running command: its pid, the signal sent and the command it ended (a Stop test checks the remote process was killed). */
+  readonly kills: { pid: number; signal: string; command: string }[] = [];
   /** Authentication attempts seen (a refused host key must leave this at 0). */
   authAttempts = 0;
   connections = 0;
@@ -92,6 +94,7 @@ export class SshTestHost {
   #dir = "";
   #handlers: { match: Matcher; handler: CommandHandler }[] = [];
   #running = new Map<number, AbortController>();
+  #commands = new Map<number, string>();
   #nextPid = 4000;
   #clients = new Set<Connection>();
 
@@ -212,6 +215,7 @@ export class SshTestHost {
     if (unwrapped.pidMarker) {
       pid = this.#nextPid++;
       this.#running.set(pid, ctl);
+      this.#commands.set(pid, unwrapped.command);
       channel.stderr.write(`nomos-pid:${pid}\n`);
     }
     channel.on("close", () => ctl.abort());
@@ -263,7 +267,10 @@ export class SshTestHost {
       }
     } finally {
       if (timer) clearTimeout(timer);
-      if (pid !== undefined) this.#running.delete(pid);
+      if (pid !== undefined) {
+        this.#running.delete(pid);
+        this.#commands.delete(pid);
+      }
     }
     if (ctl.signal.aborted && !timedOut && code === 0) code = 143;
     if (open()) {
@@ -312,11 +319,14 @@ export class SshTestHost {
         await ctx.sleep(n(args[0]) * 1000);
         return 0;
       case "kill": {
-        const target = this.#running.get(n(args[args.length - 1]));
+        const pid = n(args[args.length - 1]);
+        const target = this.#running.get(pid);
         if (!target) {
           ctx.err(`kill: (${args[args.length - 1]}) - No such process\n`);
           return 1;
         }
+        const flag = args.length > 1 ? args[0]! : "-TERM";
+        this.kills.push({ pid, signal: flag.replace(/^-(SIG)?/, ""), command: this.#commands.get(pid) ?? "" });
         target.abort();
         return 0;
       }

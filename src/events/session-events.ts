@@ -22,6 +22,7 @@ export type SessionEventType =
   | "tool_use"
   | "tool_result"
   | "plan_proposed"
+  | "plan_finished"
   | "approval_requested"
   | "approval_decided"
   | "execution_updated"

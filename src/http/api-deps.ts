@@ -26,7 +26,9 @@ export interface DecideApprovalParams {
   actor: string;
   via: "button" | "chat";
   /** False below admin: a plan so approved pre-authorizes none of its destructive steps. */
-  mayConfirmDestructive?: boolean;
+  mayConfirmDestructive: boolean;
+  /** false: approve this step only, opening no window. */
+  continue?: boolean;
 }
 
 /** What the agent needs to know about who is chatting (issue 14: roles). */
@@ -37,13 +39,19 @@ export interface ChatOptions {
 
 export interface AgentPort {
   /** Persists the operator's message and queues a turn; returns at once. */
-  chat(sessionId: string, text: string, actor: string, options?: ChatOptions): Promise<{ turnId: string }>;
+  chat(sessionId: string, text: string, actor: string, options: ChatOptions): Promise<{ turnId: string }>;
   /** Stop: aborts the session's running turn, keeping its partial reply. */
   abort(sessionId: string): Promise<void>;
   /** Decides one approval (and opens/extends the window); resolves when committed. */
   decideApproval(params: DecideApprovalParams): Promise<unknown>;
-  /** Stop: closes the session's assent window (no-op when none is open). */
+  /** Closes the session's assent window (no-op when none is open). */
   revokeAssent(sessionId: string, actor: string): Promise<void>;
+  /**
+   * Stop: closes the window, cancels the session's queued turns and its
+   * queued or running executions (killing the remote process), aborts the
+   * running turn, and writes one marker to the transcript, which it returns.
+   */
+  stop(sessionId: string, actor: string): Promise<{ marker: string }>;
 }
 
 export interface ExecutionsPort {
@@ -60,7 +68,7 @@ export interface ExecutionsPort {
 export class PortError extends Error {
   override name = "PortError";
   constructor(
-    readonly kind: "not_found" | "conflict" | "bad_request" | "unavailable",
+    readonly kind: "not_found" | "conflict" | "bad_request" | "forbidden" | "unavailable",
     message: string,
     readonly field?: string,
     options?: { cause?: unknown },
@@ -89,6 +97,8 @@ export interface ApiDeps {
   setupCode?: string;
   /** Browser login lifetime; 30 days by default. */
   loginTtlSeconds?: number;
+  /** NOMOS_ASSENT_MINUTES, so the page can say how long an approval's autonomy lasts (30 by default). */
+  assentMinutes?: number;
   /** SSE heartbeat interval; 15 s by default. */
   heartbeatMs?: number;
 }
@@ -102,5 +112,5 @@ export function portsNotWired(what: string): AgentPort & ExecutionsPort {
   const refuse = async (): Promise<never> => {
     throw new PortError("unavailable", `${what} is not running in this process; reading works, acting does not`);
   };
-  return { chat: refuse, abort: refuse, decideApproval: refuse, revokeAssent: refuse, cancel: refuse };
+  return { chat: refuse, abort: refuse, decideApproval: refuse, revokeAssent: refuse, stop: refuse, cancel: refuse };
 }

@@ -4,7 +4,7 @@
 // answer 404 / 409 / 400 with the domain's own message. main.ts builds these
 // once; nothing here holds state.
 import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
-import { ApprovalAlreadyDecidedError, ApprovalConfirmationError, ApprovalNotFoundError } from "../approvals/errors.js";
+import { ApprovalAlreadyDecidedError, ApprovalConfirmationError, ApprovalNotFoundError, ApprovalRoleError } from "../approvals/errors.js";
 import { assentWindowRevoke } from "../assent/window.js";
 import type { Db } from "../db/connect.js";
 import { withActor } from "../db/with-actor.js";
@@ -17,6 +17,7 @@ function toPortError(err: unknown): unknown {
     return new PortError("not_found", err.message, undefined, { cause: err });
   }
   if (err instanceof ApprovalAlreadyDecidedError) return new PortError("conflict", err.message, undefined, { cause: err });
+  if (err instanceof ApprovalRoleError) return new PortError("forbidden", err.message, undefined, { cause: err });
   if (err instanceof ApprovalConfirmationError) return new PortError("bad_request", err.message, "confirmation", { cause: err });
   if (err instanceof TurnInputError) return new PortError("bad_request", err.message, "text", { cause: err });
   if (err instanceof ExecutionTransitionError) {
@@ -36,12 +37,13 @@ const mapped =
 
 export function agentPortFrom(p: { db: Db; turns: Turns; approvalDeps: ApprovalDeps }): AgentPort {
   return {
-    chat: mapped((sessionId: string, text: string, actor: string, options?: ChatOptions) => p.turns.chat(sessionId, text, actor, options)),
+    chat: mapped((sessionId: string, text: string, actor: string, options: ChatOptions) => p.turns.chat(sessionId, text, actor, options)),
     abort: mapped((sessionId: string) => p.turns.abort(sessionId)),
     decideApproval: mapped((params) => approvalDecide(p.approvalDeps, params)),
     revokeAssent: mapped(async (sessionId: string, actor: string) => {
       await withActor(p.db.kysely, actor, (tx) => assentWindowRevoke(tx, { sessionId, actor }));
     }),
+    stop: mapped((sessionId: string, actor: string) => p.turns.stopSession(sessionId, actor)),
   };
 }
 

@@ -7,6 +7,9 @@
 //   if a concurrent create takes it first, the next one is tried.
 // - The container is registered only once `pct status` says it is running,
 //   in a withActor transaction naming the session's actor.
+// - ctx.signal (the turn's: the operator's Stop) kills the remote command in
+//   flight and stops before the next one; what was created is left as it
+//   is, unregistered, and the error says so.
 import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../db/schema.js";
@@ -75,7 +78,7 @@ const MAX_VMID_ATTEMPTS = 5;
 export async function pctCreate(
   deps: PctCreateDeps,
   input: unknown,
-  ctx: { sessionId: string; actor: string },
+  ctx: { sessionId: string; actor: string; signal?: AbortSignal | undefined },
 ): Promise<{ target: string; node: string; vmid: number; hostname: string }> {
   const parsed = pctCreateInput.safeParse(input);
   if (!parsed.success) {
@@ -92,14 +95,28 @@ export async function pctCreate(
     throw new PctCreateError(`pct_create: a target named "${p.hostname}" already exists; choose another hostname`);
   }
   const log = deps.log.child({ sessionId: ctx.sessionId, node: p.node, hostname: p.hostname });
-  const run = async (command: string, timeoutS: number): Promise<CommandResult> =>
-    runCommand(deps.pool, node.ssh, { command, timeoutS, outputCapBytes: 16 * 1024, redact: deps.redact });
+  let vmid = p.vmid;
+  const run = async (command: string, timeoutS: number): Promise<CommandResult> => {
+    const stopped = () =>
+      new PctCreateError(
+        `pct_create: stopped by the operator during \`${command}\` on ${p.node}; the container${vmid !== undefined ? ` (vmid ${vmid})` : ""} is left as it is and was not registered`,
+      );
+    if (ctx.signal?.aborted) throw stopped();
+    const r = await runCommand(deps.pool, node.ssh, {
+      command,
+      timeoutS,
+      outputCapBytes: 16 * 1024,
+      redact: deps.redact,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    if (r.cancelled || ctx.signal?.aborted) throw stopped();
+    return r;
+  };
   const failed = (what: string, r: CommandResult) =>
     new PctCreateError(
       `pct_create: ${what} failed on ${p.node} (${r.timedOut ? "timed out" : `exit ${r.exitCode}`}): ${(r.stderr || r.stdout).trim().slice(0, 2000)}`,
     );
 
-  let vmid = p.vmid;
   for (let attempt = 1; ; attempt++) {
     if (p.vmid === undefined) {
       const next = await run("pvesh get /cluster/nextid", 30);

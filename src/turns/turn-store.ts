@@ -2,7 +2,8 @@
 // that changes turns.status; every change is one conditional UPDATE.
 //
 //   queued -> running -> completed | failed | aborted | interrupted
-//   queued -> cancelled (coalesced into the turn that ran instead)
+//   queued -> cancelled (coalesced into the turn that ran instead, or the
+//                        operator pressed Stop: turnsCancelQueued)
 //
 // The lock: the unique partial index turns_one_running_per_session lets at
 // most one row per session be 'running', across every process. A claim that
@@ -26,6 +27,18 @@ export async function turnQueue(
   p: { sessionId: string; kind: TurnKind; input: Record<string, unknown> },
 ): Promise<Turn> {
   return tx.insertInto("turns").values({ session_id: p.sessionId, kind: p.kind, input: p.input }).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Stop: the session's queued turns will not run (queued -> cancelled). One conditional UPDATE. */
+export async function turnsCancelQueued(tx: Kysely<Database>, p: { sessionId: string; reason: string }): Promise<string[]> {
+  const rows = await tx
+    .updateTable("turns")
+    .set({ status: "cancelled", finished_at: sql`clock_timestamp()`, error: p.reason })
+    .where("session_id", "=", p.sessionId)
+    .where("status", "=", "queued")
+    .returning("id")
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 /**

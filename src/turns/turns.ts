@@ -14,15 +14,19 @@
 //   that tells the agent why (resume.ts).
 // - Assent is read only here, only from the operator's own text (never from
 //   notes, model text or command output): forward assent decides the
-//   session's pending approvals, a revocation closes its window and stops
-//   its running turn.
+//   session's pending approvals (or, with none pending, resumes an approved
+//   unfinished plan: assent/plan-resume.ts), a typed phrase approves its
+//   destructive step only when the message IS the confirmation
+//   (assent/confirmation.ts), "reject" rejects, and a revocation closes the
+//   window and stops its running turn.
 
 import { type Kysely, sql } from "kysely";
 import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
 import { approvalViews } from "../approvals/approval-view.js";
 import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
-import { assentParse } from "../assent/vocabulary.js";
-import { assentWindowRevoke } from "../assent/window.js";
+import { confirmationRead, rejectionRead } from "../assent/confirmation.js";
+import { planResume } from "../assent/plan-resume.js";
+import { type AssentReading, assentParse } from "../assent/vocabulary.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
 import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import type { Database } from "../db/schema.js";
@@ -32,6 +36,7 @@ import type { Logger } from "../log/logger.js";
 import { turnQueueContinuation } from "./continuation-queue.js";
 import { messageAppend } from "./messages.js";
 import { RESUME_REASON, resumeNote, shouldResume } from "./resume.js";
+import { type SessionStopped, sessionStop } from "./session-stop.js";
 import {
   TURN_LEASE_SECONDS,
   turnClaimNext,
@@ -120,8 +125,8 @@ export class Turns {
     sessionId: string,
     operatorText: string,
     actor: string,
-    // issue 14 (roles): only an admin's typed phrase confirms a destructive step; the route says whose words these are.
-    options: { mayConfirmDestructive?: boolean } = {},
+    // Only an admin's typed phrase confirms a destructive step (roles); the caller says whose words these are.
+    options: { mayConfirmDestructive: boolean },
   ): Promise<{ turnId: string }> {
     const text = operatorText.trim();
     await this.requireSession(sessionId);
@@ -130,13 +135,25 @@ export class Turns {
     const reading = assentParse(text);
     const notes: string[] = [];
     if (reading.reading === "revoke") {
-      const closed = await withActor(this.deps.db, actor, (tx) => assentWindowRevoke(tx, { sessionId, actor }));
-      if (closed) notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
-      await this.abort(sessionId);
+      // Revoking words are the Stop button typed: everything of the session stops (session-stop.ts).
+      const stopped = await this.stopSession(sessionId, actor);
+      if (stopped.windowClosed)
+        notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
     }
-    notes.push(
-      ...(await this.decideByWords(sessionId, text, reading.reading === "assent", actor, options.mayConfirmDestructive !== false)),
-    );
+    const decided = await this.decideByWords(sessionId, text, reading.reading, actor, options.mayConfirmDestructive);
+    notes.push(...decided.notes);
+    if (reading.reading === "assent" && decided.pending === 0) {
+      const resumed = await withActor(this.deps.db, actor, (tx) =>
+        planResume(tx, { sessionId, actor, minutes: this.deps.approvals.assentMinutes }),
+      );
+      if (resumed) {
+        const scope = resumed.window.scopeTargets.join(", ") || "no targets";
+        notes.push(
+          `The operator's words ("${reading.phrase}") resumed plan ${resumed.planId} ("${resumed.goal}"): the assent window is open again ` +
+            `until ${resumed.window.expiresAt?.toISOString()} over ${scope}, with the plan's pre-authorizations. Carry the plan on from where it stopped.`,
+        );
+      }
+    }
     const carried = (await this.deps.carryNotes?.(sessionId)) ?? { notes: [], executionIds: [] };
     notes.push(...carried.notes);
     const { turnId } = await withActor(this.deps.db, actor, async (tx) => {
@@ -182,7 +199,16 @@ export class Turns {
   }
 
   /**
-   * Stop: aborts the session's running turn, keeping its partial reply. A
+   * Stop, everything of the session: closes the window, cancels its queued
+   * turns and its queued or running executions, aborts the running turn
+   * (and a pct_create in it), and leaves one marker in the transcript.
+   */
+  stopSession(sessionId: string, actor: string): Promise<SessionStopped> {
+    return sessionStop({ db: this.deps.db, turns: this }, { sessionId, actor });
+  }
+
+  /**
+   * Aborts the session's running turn, keeping its partial reply. A
    * turn in this process stops at once; one running in another replica is
    * told through NOTIFY nomos_turn_abort (when listen is wired).
    */
@@ -360,57 +386,71 @@ export class Turns {
 
   /**
    * Decisions the operator's words make: forward assent approves every
-   * pending approval that needs no typed phrase; a message containing a
-   * card's confirmation phrase approves that card. Returns notes for the
-   * agent saying what was decided.
+   * pending approval that needs no typed phrase; a message that IS a card's
+   * confirmation approves that card (confirmation.ts); "reject" rejects
+   * every pending approval. A message that mentions a phrase without
+   * confirming it decides nothing, and the agent is told so. Returns notes
+   * for the agent and how many approvals were pending.
    */
   private async decideByWords(
     sessionId: string,
     text: string,
-    assent: boolean,
+    reading: AssentReading,
     actor: string,
-    mayConfirmDestructive: boolean, // issue 14 (roles)
-  ): Promise<string[]> {
+    /** Only an admin's words confirm a destructive step (issue 14: roles). */
+    mayConfirmDestructive: boolean,
+  ): Promise<{ notes: string[]; pending: number }> {
     const pending = await approvalViews(this.deps.db, { sessionId, status: "pending" });
-    // Punctuation around the phrase ("destroy 105.", "`destroy 105`") does not matter; its words do.
-    const lowered = ` ${text
-      .toLowerCase()
-      .replace(/[.,!?;:"'`()]/g, " ")
-      .replace(/\s+/g, " ")} `;
+    const rejecting = reading !== "assent" && rejectionRead(text);
     const notes: string[] = [];
     for (const a of pending) {
-      const typed = mayConfirmDestructive && a.confirmationPhrase !== null && lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `);
-      if (!(typed || (assent && a.confirmationPhrase === null))) continue;
+      const read = a.confirmationPhrase !== null ? confirmationRead(text, a.confirmationPhrase) : "absent";
+      // A phrase typed by someone below admin confirms nothing (issue 14).
+      const typed = read === "confirms" && !mayConfirmDestructive ? "not_admin" : read;
+      const what = a.kind === "plan" ? `plan ${a.planId} ("${a.goal}")` : `execution ${a.executionId} (${a.command} on ${a.target})`;
+      const decision = rejecting
+        ? "reject"
+        : typed === "confirms" || (reading === "assent" && a.confirmationPhrase === null)
+          ? "approve"
+          : undefined;
+      if (!decision) {
+        if (typed === "mentions") {
+          notes.push(
+            `Note: the operator mentioned '${a.confirmationPhrase}' but did not confirm it; approval ${a.id} for ${what} stays pending and nothing ran.`,
+          );
+        } else if (typed === "not_admin") {
+          notes.push(
+            `Approval ${a.id} (${a.command} on ${a.target}) is destructive: the operator typed its phrase, but only an admin can confirm it; it stays pending until an admin types "${a.confirmationPhrase}".`,
+          );
+        } else if (reading === "assent" && a.confirmationPhrase !== null) {
+          notes.push(
+            `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until an admin types "${a.confirmationPhrase}".`,
+          );
+        }
+        continue;
+      }
       try {
         // No onApprovalsSettled here: this chat turn itself carries the decision to the agent.
         await approvalDecide(
           { ...this.deps.approvals, onApprovalsSettled: undefined },
           {
             approvalId: a.id,
-            decision: "approve",
-            ...(typed ? { confirmation: a.confirmationPhrase! } : {}),
+            decision,
+            ...(decision === "approve" && typed === "confirms" ? { confirmation: a.confirmationPhrase! } : {}),
             actor,
             via: "chat",
             mayConfirmDestructive,
           },
         );
-        const what = a.kind === "plan" ? `plan ${a.planId} ("${a.goal}")` : `execution ${a.executionId} (${a.command} on ${a.target})`;
-        notes.push(`The operator approved ${what} in chat (approval ${a.id}).`);
+        notes.push(
+          decision === "approve"
+            ? `The operator approved ${what} in chat (approval ${a.id}).`
+            : `The operator rejected ${what} in chat (approval ${a.id}): rejected by the operator. Do not run it or a rephrasing of it; propose something else, or ask what they want instead if unsure.`,
+        );
       } catch (err) {
-        this.deps.log.warn({ err, approvalId: a.id }, "approval by chat not applied");
+        this.deps.log.warn({ err, approvalId: a.id }, "decision by chat not applied");
       }
     }
-    const stillNeedPhrase = pending.filter(
-      (a) => a.confirmationPhrase !== null && (!mayConfirmDestructive || !lowered.includes(` ${a.confirmationPhrase.toLowerCase()} `)),
-    );
-    if (assent && stillNeedPhrase.length > 0) {
-      notes.push(
-        ...stillNeedPhrase.map(
-          (a) =>
-            `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until an admin types "${a.confirmationPhrase}".`,
-        ),
-      );
-    }
-    return notes;
+    return { notes, pending: pending.length };
   }
 }

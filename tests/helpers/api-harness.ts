@@ -74,6 +74,18 @@ export class RecordingPorts {
           .execute(),
       );
     },
+    stop: async (sessionId, actor) => {
+      this.calls.push({ method: "stop", args: [sessionId, actor] });
+      await withActor(this.db.kysely, actor, (tx) =>
+        tx
+          .updateTable("assent_windows")
+          .set({ closed_at: sql`now()`, close_reason: "revoked" })
+          .where("session_id", "=", sessionId)
+          .where("closed_at", "is", null)
+          .execute(),
+      );
+      return { marker: `Stopped by ${actor.replace(/^operator:/, "")}: nothing was running.` };
+    },
   };
 
   readonly executions: ExecutionsPort = {

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import type { Db } from "../../src/db/connect.js";
+import type { ApiDeps } from "../../src/http/api-deps.js";
 import { type ApiHarness, startApi } from "./api-harness.js";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -16,8 +17,9 @@ export interface ServedApi extends ApiHarness {
   url: string;
 }
 
-export async function serveApi(db: Db, url: string): Promise<ServedApi> {
-  const h = await startApi(db, url);
+/** overrides: real ports in place of the recording ones (e.g. the agent wired as main.ts wires it). */
+export async function serveApi(db: Db, url: string, overrides: Partial<Omit<ApiDeps, "log" | "db">> = {}): Promise<ServedApi> {
+  const h = await startApi(db, url, overrides);
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: h.app.fetch, hostname: "127.0.0.1", port: 0 }, () => resolve(s));
   });

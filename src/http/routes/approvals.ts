@@ -21,6 +21,8 @@ const listQuery = z.object({
 const decideBody = z.object({
   decision: z.enum(["approve", "reject"]),
   confirmation: z.string().max(500).optional(),
+  /** false: "Approve this step" (no window is opened or extended). */
+  continue: z.boolean().optional(),
 });
 
 export function approvalRoutes(deps: ApiDeps) {
@@ -36,7 +38,7 @@ export function approvalRoutes(deps: ApiDeps) {
       validate("json", decideBody),
       async (c) => {
         const { id } = c.req.valid("param");
-        const { decision, confirmation } = c.req.valid("json");
+        const { decision, confirmation, continue: andContinue } = c.req.valid("json");
         const approval = await approvalView(deps.db, { approvalId: id });
         if (!approval) throw notFound("approval", id);
         if (approval.status !== "pending") {
@@ -60,10 +62,11 @@ export function approvalRoutes(deps: ApiDeps) {
             approvalId: id,
             decision,
             ...(confirmation !== undefined ? { confirmation: confirmation.trim() } : {}),
+            ...(andContinue !== undefined ? { continue: andContinue } : {}),
             actor,
             via: "button",
             // An operator's plan approval leaves its destructive steps to ask an admin.
-            ...(roleAtLeast(role, "admin") ? {} : { mayConfirmDestructive: false }),
+            mayConfirmDestructive: roleAtLeast(role, "admin"),
           }),
         );
         deps.log.info({ approvalId: id, decision, actor }, "approval decided");

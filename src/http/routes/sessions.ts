@@ -1,6 +1,6 @@
 // Sessions: create, list, read (transcript + assent window + lastEventId),
-// send a message (queues a turn on the agent), Stop (revoke the assent
-// window and abort the running turn). Every write runs as the operator.
+// send a message (queues a turn on the agent), Stop (everything of the
+// session stops: window, turn, executions). Every write runs as the operator.
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AuthEnv } from "../../auth/middleware.js";
@@ -43,7 +43,8 @@ export function sessionRoutes(deps: ApiDeps) {
       const { id } = c.req.valid("param");
       const session = await sessionGet(deps.db, { sessionId: id });
       if (!session) throw notFound("session", id);
-      return c.json(session);
+      // assentMinutes: how long approving opens the window for, which the cards say before the click.
+      return c.json({ ...session, assentMinutes: deps.assentMinutes ?? 30 });
     })
     .post(
       "/api/sessions/:id/messages",
@@ -74,11 +75,11 @@ export function sessionRoutes(deps: ApiDeps) {
       const { id } = c.req.valid("param");
       await mustExist(id);
       const actor = c.get("actor");
-      // Close the window first, so nothing the aborted turn leaves behind can
-      // start a continuation; then stop the turn itself.
-      await viaPort(() => deps.agent.revokeAssent(id, actor));
-      await viaPort(() => deps.agent.abort(id));
-      deps.log.info({ sessionId: id, actor }, "Stop: assent revoked, turn aborted");
-      return c.json({ assent: await assentWindowRead(deps.db, { sessionId: id }) });
+      // Everything of the session stops (turns/session-stop.ts): the window
+      // closes first, so nothing the aborted turn or a cancelled step leaves
+      // behind can start a continuation.
+      const { marker } = await viaPort(() => deps.agent.stop(id, actor));
+      deps.log.info({ sessionId: id, actor, marker }, "Stop");
+      return c.json({ assent: await assentWindowRead(deps.db, { sessionId: id }), stopped: marker });
     });
 }

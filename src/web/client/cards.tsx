@@ -2,7 +2,12 @@
 // The cards of a turn: tool calls with their result (collapsible, target,
 // exit code, output, live execution status, Cancel), the plan card and the
 // approval cards with Approve/Reject and, for destructive steps, the typed
-// confirmation. All text goes into the page as text, never as HTML.
+// confirmation. A card says what it grants before the click: how long the
+// autonomy lasts, on which targets, what will still ask, and what a
+// destructive step does in plain words. A step card offers "Approve this
+// step" (continue: false, no window) and "Approve and continue" (opens the
+// window for the step's target). All text goes into the page as text,
+// never as HTML.
 import { useEffect, useState } from "hono/jsx/dom";
 import { ApiError, api } from "./api.js";
 import { can } from "./role.js";
@@ -13,6 +18,8 @@ const TERMINAL = new Set(["completed", "failed", "timed_out", "cancelled", "reje
 
 export interface CardContext {
   approvals: Record<string, Approval>;
+  /** How long approving opens the window for (NOMOS_ASSENT_MINUTES). */
+  assentMinutes: number;
   executions: Record<string, Execution>;
   onApproval(a: Approval): void;
   /** ifAbsent: a fetched row, which must not overwrite a newer one an event brought meanwhile. */
@@ -95,7 +102,18 @@ export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>;
   );
 }
 
-function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
+/** What approving grants, said before the click. */
+function Grants({ lines }: { lines: string[] }) {
+  return (
+    <ul class="grants">
+      {lines.map((l) => (
+        <li>{l}</li>
+      ))}
+    </ul>
+  );
+}
+
+function Decision({ approval, ctx, step = false }: { approval: Approval; ctx: CardContext; step?: boolean }) {
   const [typed, setTyped] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
@@ -111,11 +129,15 @@ function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
   // A viewer decides nothing; an operator may reject a destructive step, only an admin confirms one.
   if (!can("operator")) return <div class="decided st-pending">Waiting for an operator's decision</div>;
   const mayApprove = !phrase || can("admin");
-  const decide = async (decision: "approve" | "reject") => {
+  const decide = async (decision: "approve" | "reject", andContinue = true) => {
     setBusy(true);
     setError("");
     try {
-      const body = decision === "approve" && phrase ? { decision, confirmation: typed } : { decision };
+      const body = {
+        decision,
+        ...(decision === "approve" && phrase ? { confirmation: typed } : {}),
+        ...(decision === "approve" && !andContinue ? { continue: false } : {}),
+      };
       const decided = await api<Record<string, unknown>>("POST", `/api/approvals/${approval.id}`, body);
       ctx.onApproval({ ...approval, status: String(decided.status), decidedBy: (decided.decidedBy as string) ?? null });
     } catch (err) {
@@ -143,9 +165,20 @@ function Decision({ approval, ctx }: { approval: Approval; ctx: CardContext }) {
         </label>
       )}
       <div class="buttons">
+        {mayApprove && step && (
+          <button
+            type="button"
+            class="btn approve-step"
+            disabled={busy}
+            title="Runs this step only; opens no autonomy window"
+            onClick={() => decide("approve", false)}
+          >
+            Approve this step
+          </button>
+        )}
         {mayApprove && (
           <button type="button" class="btn approve" disabled={busy} onClick={() => decide("approve")}>
-            Approve
+            {step ? "Approve and continue" : "Approve"}
           </button>
         )}
         <button type="button" class="btn reject" disabled={busy} onClick={() => decide("reject")}>
@@ -170,22 +203,52 @@ function Steps({ steps }: { steps: PlanStep[] }) {
           {s.target && <span class="target">{s.target}</span>}
           {s.destructive && <span class="chip risk-destructive">destructive</span>}
           {s.command && <code class="cmd block">{s.command}</code>}
+          {s.destructive && s.effect && <div class="effect">This step {s.effect}.</div>}
         </li>
       ))}
     </ol>
   );
 }
 
+const list = (xs: string[]) => (xs.length <= 1 ? (xs[0] ?? "") : `${xs.slice(0, -1).join(", ")} and ${xs.at(-1)}`);
+
+/** What approving a plan grants: its window, its targets, its pre-authorized steps, and what still asks. */
+export function planGrants(steps: PlanStep[], minutes: number): string[] {
+  const targets = [...new Set(steps.flatMap((s) => (s.target ? [s.target] : [])))];
+  const named = steps.filter((s) => s.destructive && s.command);
+  return [
+    `Approve opens autonomy for ${minutes} minutes on ${targets.length > 0 ? list(targets) : "no target (every step will ask)"}` +
+      `${targets.length > 0 ? " and the containers created under it" : ""}: configuration steps there run without asking again.`,
+    named.length > 0
+      ? `Pre-authorizes ${named.length === 1 ? "the destructive step" : `the ${named.length} destructive steps`} named above, exactly as written.`
+      : "Pre-authorizes no destructive step.",
+    "Still asks: any destructive step not named in this plan, and any step on another target.",
+  ];
+}
+
+/** What approving one step grants, for its two buttons. */
+export function stepGrants(a: Approval, minutes: number): string[] {
+  const target = a.target ?? "its target";
+  return [
+    "Approve this step: runs this step only and opens no autonomy window.",
+    `Approve and continue: runs it and opens autonomy for ${minutes} minutes on ${target}: configuration steps there run without asking again.`,
+    "Still asks: destructive steps, and any step on another target.",
+  ];
+}
+
 export function PlanCard({ part, ctx }: { part: Extract<Part, { type: "plan" }>; ctx: CardContext }) {
-  const approval = ctx.approvals[part.approvalId] ?? { id: part.approvalId, kind: "plan" as const, status: "pending" };
+  const approval: Approval = ctx.approvals[part.approvalId] ?? { id: part.approvalId, kind: "plan" as const, status: "pending" };
+  // The server's view of the plan carries each destructive step's effect in plain words.
+  const steps = approval.plan?.steps ?? part.steps;
   return (
     <section class={`card plan st-${approval.status}`} data-approval={part.approvalId}>
       <header>
         <span class="card-kind">Plan</span>
         <span class="goal">{part.goal}</span>
       </header>
-      <Steps steps={part.steps} />
-      {approval.status === "pending" && can("operator") && !can("admin") && part.steps.some((s) => s.destructive) && (
+      <Steps steps={steps} />
+      {approval.status === "pending" && <Grants lines={planGrants(steps, ctx.assentMinutes)} />}
+      {approval.status === "pending" && can("operator") && !can("admin") && steps.some((s) => s.destructive) && (
         <p class="desc confirm">Approving does not authorize the destructive steps: each will ask an admin to confirm it.</p>
       )}
       <Decision approval={approval} ctx={ctx} />
@@ -206,13 +269,15 @@ export function ApprovalCard({ approvalId, ctx }: { approvalId: string; ctx: Car
       </header>
       {approval.description && <p class="desc">{approval.description}</p>}
       {approval.command && <pre class="cmd block">{approval.command}</pre>}
+      {approval.effect && <p class="effect">This step {approval.effect}.</p>}
+      {approval.status === "pending" && <Grants lines={stepGrants(approval, ctx.assentMinutes)} />}
       {execution && (
         <div class="exec-line">
           <StatusChip status={execution.status} exitCode={execution.exitCode} />
           <CancelButton execution={execution} ctx={ctx} />
         </div>
       )}
-      <Decision approval={approval} ctx={ctx} />
+      <Decision approval={approval} ctx={ctx} step />
     </section>
   );
 }

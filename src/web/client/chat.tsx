@@ -29,6 +29,7 @@ const EVENT_TYPES = [
   "tool_use",
   "tool_result",
   "plan_proposed",
+  "plan_finished",
   "approval_requested",
   "approval_decided",
   "execution_updated",
@@ -41,7 +42,8 @@ const EVENT_TYPES = [
 interface SessionJson {
   id: string;
   title: string;
-  assent: { open: boolean; expiresAt: string | null };
+  assent: { open: boolean; expiresAt: string | null; scopeTargets?: string[] };
+  assentMinutes?: number;
   messages: { id: string; kind: string; content: unknown; createdAt: string }[];
 }
 
@@ -54,19 +56,30 @@ function left(expiresAt: string | null, now: number): string {
 function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string; onAssent(a: Timeline["assent"]): void }) {
   const [now, setNow] = useState(Date.now());
   const [stopping, setStopping] = useState(false);
+  const [showScope, setShowScope] = useState(false);
+  const [stopped, setStopped] = useState("");
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(timer);
   }, []);
   const open = t.assent.open && (!t.assent.expiresAt || Date.parse(t.assent.expiresAt) > now);
   const running = runningTurn(t);
-  if (!open && !running) return <div class="assent off">Nomos asks before acting</div>;
+  if (!open && !running) {
+    return (
+      <div class="assent off">
+        Nomos asks before acting
+        {stopped && <span class="stopped-marker"> · {stopped}</span>}
+      </div>
+    );
+  }
+  const scope = t.assent.scopeTargets ?? [];
+  const scopeText = `Autonomy covers ${scope.length > 0 ? scope.join(", ") : "no target"}; destructive steps not named in the plan and other targets still ask.`;
   return (
     <div class={`assent ${open ? "on" : "off"}`}>
       {open ? (
-        <span class="badge" title="Nomos may carry out the approved plan without asking again until then">
+        <button type="button" class="badge" title={scopeText} onClick={() => setShowScope(!showScope)}>
           Autonomy on · <span class="time-left">{left(t.assent.expiresAt, now)}</span> left
-        </span>
+        </button>
       ) : (
         <span class="badge">Working…</span>
       )}
@@ -78,7 +91,11 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
           onClick={async () => {
             setStopping(true);
             try {
-              const r = await api<{ assent: { open: boolean; expiresAt: string | null } }>("DELETE", `/api/sessions/${sessionId}/assent`);
+              const r = await api<{ assent: { open: boolean; expiresAt: string | null }; stopped?: string }>(
+                "DELETE",
+                `/api/sessions/${sessionId}/assent`,
+              );
+              setStopped(r.stopped ?? "");
               onAssent({ open: r.assent.open, expiresAt: r.assent.expiresAt });
             } catch (err) {
               alert((err as Error).message);
@@ -90,6 +107,8 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
           ■ Stop
         </button>
       )}
+      {open && showScope && <div class="assent-scope">{scopeText}</div>}
+      {!open && stopped && <span class="stopped-marker">{stopped}</span>}
     </div>
   );
 }
@@ -118,6 +137,11 @@ function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
           <PlanCard part={p} ctx={ctx} />
         ) : p.type === "approval" ? (
           <ApprovalCard approvalId={p.approvalId} ctx={ctx} />
+        ) : p.type === "outcome" ? (
+          <div class={`plan-outcome ${p.outcome}`} role="status">
+            {p.outcome === "verified" ? "✓ Plan verified" : "⚠ Plan blocked"}: {p.summary}
+            {p.needs ? ` — needs: ${p.needs}` : ""} · autonomy ended
+          </div>
         ) : (
           <div class="turn-error" role="alert">
             {p.message}
@@ -165,6 +189,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       setTitle(s.title);
       const base = emptyTimeline();
       base.assent = s.assent;
+      base.assentMinutes = s.assentMinutes ?? 30;
       base.operator = s.messages
         .filter((m) => m.kind === "operator")
         .map((m) => ({
@@ -198,6 +223,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
 
   const ctx: CardContext = {
     approvals: t.approvals,
+    assentMinutes: t.assentMinutes,
     executions: t.executions,
     onApproval: (a: Approval) => {
       setT((prev) => ({ ...prev, approvals: { ...prev.approvals, [a.id]: { ...prev.approvals[a.id], ...a } } }));

@@ -27,6 +27,8 @@ export interface Approval {
   confirmationPhrase?: string | null;
   decidedBy?: string | null;
   plan?: { goal: string; steps: PlanStep[] } | null;
+  /** For a destructive step: what it does, in plain words (the server's approval view). */
+  effect?: string | null;
 }
 
 export interface Execution {
@@ -46,6 +48,8 @@ export interface PlanStep {
   target?: string;
   command?: string;
   destructive?: boolean;
+  /** For a destructive step: what it does, in plain words. */
+  effect?: string;
 }
 
 export type Part =
@@ -53,6 +57,7 @@ export type Part =
   | { type: "tool"; id: string; name: string; input: Record<string, unknown>; result?: ToolResult }
   | { type: "plan"; planId: string; approvalId: string; goal: string; steps: PlanStep[] }
   | { type: "approval"; approvalId: string }
+  | { type: "outcome"; outcome: string; summary: string; needs: string | null }
   | { type: "error"; message: string };
 
 export interface ToolResult {
@@ -86,7 +91,9 @@ export interface Timeline {
   turns: Turn[];
   approvals: Record<string, Approval>;
   executions: Record<string, Execution>;
-  assent: { open: boolean; expiresAt: string | null };
+  assent: { open: boolean; expiresAt: string | null; scopeTargets?: string[] };
+  /** How long approving opens the window for (NOMOS_ASSENT_MINUTES, from GET /api/sessions/:id). */
+  assentMinutes: number;
   lastEventId: string;
   lastAt: string;
 }
@@ -97,6 +104,7 @@ export const emptyTimeline = (): Timeline => ({
   approvals: {},
   executions: {},
   assent: { open: false, expiresAt: null },
+  assentMinutes: 30,
   lastEventId: "0",
   lastAt: "",
 });
@@ -123,6 +131,7 @@ export function approvalFrom(o: Record<string, unknown>): Approval {
     confirmationPhrase: str(pick(o, "confirmationPhrase")) ?? null,
     decidedBy: str(pick(o, "decidedBy")) ?? null,
     plan: (pick(o, "plan") as Approval["plan"]) ?? null,
+    effect: str(pick(o, "effect")) ?? null,
   };
 }
 
@@ -243,7 +252,11 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
       break;
     }
     case "assent_changed":
-      t.assent = { open: d.open === true, expiresAt: str(d.expiresAt) ?? null };
+      t.assent = {
+        open: d.open === true,
+        expiresAt: str(d.expiresAt) ?? null,
+        ...(Array.isArray(d.scopeTargets) ? { scopeTargets: d.scopeTargets as string[] } : {}),
+      };
       break;
     case "message": {
       const m = (d.message as Record<string, unknown>) ?? {};
@@ -261,6 +274,14 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
       break;
     case "error":
       turnFor(t, e).parts.push({ type: "error", message: str(d.message) ?? "error" });
+      break;
+    case "plan_finished":
+      turnFor(t, e).parts.push({
+        type: "outcome",
+        outcome: str(d.outcome) ?? "verified",
+        summary: str(d.summary) ?? "",
+        needs: str(d.needs) ?? null,
+      });
       break;
     default:
       break;
