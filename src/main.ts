@@ -23,6 +23,7 @@ import { ContinuationDispatcher } from "./continuation/dispatcher.js";
 import { ExecutionFinishedListener } from "./continuation/listener.js";
 import { ReconciliationSweep } from "./continuation/sweep.js";
 import { connect } from "./db/connect.js";
+import { EmbeddedPostgresError } from "./db/embedded.js";
 import { migrate } from "./db/migrate.js";
 import { openDatabase } from "./db/open.js";
 import { DEMO_NOTICE } from "./demo/demo-notice.js";
@@ -218,7 +219,9 @@ async function main(): Promise<void> {
     const port = typeof address === "object" && address ? address.port : config.http.port;
     log.info({ url: `http://${config.http.host}:${port}`, owner }, "Nomos is listening");
   } catch (err) {
-    log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
+    // A refusal that already says what and how to fix it needs no stack.
+    if (err instanceof EmbeddedPostgresError) log.fatal(`start-up failed: ${err.message}`);
+    else log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
     await shutdown("start-up failure", 1);
   }
 }
