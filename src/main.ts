@@ -20,6 +20,7 @@ import { operatorEnsureFirst } from "./auth/operators.js";
 import { ConfigError, loadConfig } from "./config/env.js";
 import { carryPendingResults } from "./continuation/carry.js";
 import { ContinuationDispatcher } from "./continuation/dispatcher.js";
+import { ListenCheckError, listenSelfCheck } from "./continuation/listen-check.js";
 import { ExecutionFinishedListener } from "./continuation/listener.js";
 import { ReconciliationSweep } from "./continuation/sweep.js";
 import { connect } from "./db/connect.js";
@@ -79,6 +80,12 @@ async function main(): Promise<void> {
       { applied: migrated.applied.map((m) => m.file), alreadyApplied: migrated.alreadyApplied, source: opened.source },
       "database ready",
     );
+    // LISTEN on a direct connection when DATABASE_URL goes through a
+    // transaction pooler; Nomos refuses to start deaf (listen-check.ts).
+    const listenUrl = config.databaseListenUrl ?? opened.url;
+    const listenDb = connect(listenUrl, { max: 1, applicationName: "nomos-listen" });
+    stops.push(() => listenDb.close());
+    await listenSelfCheck({ notify: db.sql, listen: listenDb.sql });
     const firstOperator = await operatorEnsureFirst(db.kysely, config.admin);
     if (firstOperator) log.info({ username: firstOperator.username }, "first operator created from NOMOS_ADMIN_USER");
 
@@ -96,6 +103,7 @@ async function main(): Promise<void> {
     stops.push(() => sshPool.stop());
     const runner = new ExecutionRunner({
       db,
+      listen: listenDb.sql,
       registry,
       pool: sshPool,
       log: log.child({ component: "runner" }),
@@ -130,7 +138,7 @@ async function main(): Promise<void> {
         dispatcher?.poke(sessionId, notes);
       },
       carryNotes: carryPendingResults({ db, owner }),
-      listen: (channel, onPayload) => db.sql.listen(channel, onPayload),
+      listen: (channel, onPayload) => listenDb.sql.listen(channel, onPayload),
     });
 
     // ── the event loop: NOTIFY -> listener -> claim -> continuation turn ────
@@ -149,7 +157,7 @@ async function main(): Promise<void> {
       intervalSeconds: config.sweepSeconds,
     });
     const listener = new ExecutionFinishedListener({
-      url: opened.url,
+      url: listenUrl,
       log: log.child({ component: "listener" }),
       onFinished: (executionId) => {
         dispatcher?.notify(executionId).catch((err: unknown) => log.error({ err, executionId }, "notify failed"));
@@ -165,7 +173,7 @@ async function main(): Promise<void> {
     stops.push(() => listener.stop());
 
     // ── the operator's side: event streams, the API and the page ────────────
-    const eventsDb = connect(opened.url, { max: 1, applicationName: "nomos-events" });
+    const eventsDb = connect(listenUrl, { max: 1, applicationName: "nomos-events" });
     stops.push(() => eventsDb.close());
     const events = new SessionEventHub(eventsDb.sql, log);
     await events.start();
@@ -220,7 +228,7 @@ async function main(): Promise<void> {
     log.info({ url: `http://${config.http.host}:${port}`, owner }, "Nomos is listening");
   } catch (err) {
     // A refusal that already says what and how to fix it needs no stack.
-    if (err instanceof EmbeddedPostgresError) log.fatal(`start-up failed: ${err.message}`);
+    if (err instanceof EmbeddedPostgresError || err instanceof ListenCheckError) log.fatal(`start-up failed: ${err.message}`);
     else log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
     await shutdown("start-up failure", 1);
   }

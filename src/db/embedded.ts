@@ -112,7 +112,9 @@ function startServer(home: ServerHome, databaseDir: string, port: number, log: L
       join(home.binDir, "postgres"),
       // No Unix socket: TCP on loopback is all we use, and /tmp may be shared.
       ["-D", databaseDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-      { ...home.ids, env: { ...process.env, LC_MESSAGES: "C" }, stdio: ["ignore", "ignore", "pipe"] },
+      // Its own process group: a Ctrl-C in the terminal reaches Nomos, which
+      // drains and then stops the server, not the server mid-drain.
+      { ...home.ids, env: { ...process.env, LC_MESSAGES: "C" }, stdio: ["ignore", "ignore", "pipe"], detached: true },
     );
     let output = "";
     let ready = false;
