@@ -90,12 +90,15 @@ async function reachableBinaries(dir: string, version: string, ids: { uid: numbe
   if (!reachable(join(copy, "bin", "postgres"), "-x", ids)) {
     await mkdir(ROOT_HOME, { recursive: true, mode: 0o755 });
     await chmod(ROOT_HOME, 0o755);
+    // A copy that is there but unusable (an interrupted copy) goes first.
+    await rm(copy, { recursive: true, force: true });
     const partial = `${copy}.partial-${process.pid}`;
     await rm(partial, { recursive: true, force: true });
     await cp(dir, partial, { recursive: true, verbatimSymlinks: true });
     await chmod(partial, 0o755);
-    await rm(copy, { recursive: true, force: true });
-    await rename(partial, copy);
+    // Another Nomos starting at the same moment may have renamed its copy
+    // into place first: then that one is used, and ours goes.
+    await rename(partial, copy).catch(() => rm(partial, { recursive: true, force: true }));
     log.info({ from: dir, to: copy }, `the ${RUN_AS} user cannot reach node_modules: the PostgreSQL binaries were copied where it can`);
   }
   if (!reachable(join(copy, "bin", "postgres"), "-x", ids)) {
