@@ -106,15 +106,13 @@ async function initialise(home: ServerHome, databaseDir: string, password: strin
   }
 }
 
-function startServer(home: ServerHome, databaseDir: string, port: number, log: Logger): Promise<ChildProcess> {
+function startServer(home: ServerHome, databaseDir: string, port: number, log: Logger, detached: boolean): Promise<ChildProcess> {
   return new Promise((resolveStart, reject) => {
     const child = spawn(
       join(home.binDir, "postgres"),
       // No Unix socket: TCP on loopback is all we use, and /tmp may be shared.
       ["-D", databaseDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-      // Its own process group: a Ctrl-C in the terminal reaches Nomos, which
-      // drains and then stops the server, not the server mid-drain.
-      { ...home.ids, env: { ...process.env, LC_MESSAGES: "C" }, stdio: ["ignore", "ignore", "pipe"], detached: true },
+      { ...home.ids, env: { ...process.env, LC_MESSAGES: "C" }, stdio: ["ignore", "ignore", "pipe"], detached },
     );
     let output = "";
     let ready = false;
@@ -141,8 +139,18 @@ function startServer(home: ServerHome, databaseDir: string, port: number, log: L
   });
 }
 
-/** `port`: listen there (a restart that must keep its URL); by default a free one. */
-export async function startEmbeddedPostgres(options: { dataDir: string; log: Logger; port?: number }): Promise<EmbeddedDatabase> {
+/**
+ * `port`: listen there (a restart that must keep its URL); by default a free one.
+ * `ownProcessGroup`: out of the terminal's reach, so Ctrl-C reaches Nomos, which
+ * drains and then stops the server, not the server mid-drain (main.ts). Off,
+ * a Ctrl-C stops the server with its parent (a test run).
+ */
+export async function startEmbeddedPostgres(options: {
+  dataDir: string;
+  log: Logger;
+  port?: number;
+  ownProcessGroup?: boolean;
+}): Promise<EmbeddedDatabase> {
   const log = options.log.child({ component: "embedded-postgres" });
   const home = await serverHome(resolve(options.dataDir), log);
   const password = await passwordFor(home.dataDir);
@@ -152,7 +160,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; log: Log
     log.info({ databaseDir: home.databaseDir }, "initialising the embedded PostgreSQL (first start)");
     await initialise(home, home.databaseDir, password);
   }
-  const child = await startServer(home, home.databaseDir, port, log);
+  const child = await startServer(home, home.databaseDir, port, log, options.ownProcessGroup ?? false);
   const exited = new Promise<void>((resolveExit) => {
     if (child.exitCode !== null || child.signalCode !== null) resolveExit();
     else child.once("exit", () => resolveExit());
