@@ -9,6 +9,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     teardownTimeout: 60_000,
     pool: "forks",
-    reporters: ["default"],
+    // The last line names every skipped suite (and fails CI if any).
+    reporters: ["default", "./tests/helpers/skipped-reporter.ts"],
   },
 });

@@ -21,9 +21,11 @@ import { setupCodeNew } from "./auth/setup-code.js";
 import { ConfigError, loadConfig } from "./config/env.js";
 import { carryPendingResults } from "./continuation/carry.js";
 import { ContinuationDispatcher } from "./continuation/dispatcher.js";
+import { ListenCheckError, listenSelfCheck } from "./continuation/listen-check.js";
 import { ExecutionFinishedListener } from "./continuation/listener.js";
 import { ReconciliationSweep } from "./continuation/sweep.js";
 import { connect } from "./db/connect.js";
+import { EmbeddedPostgresError } from "./db/embedded.js";
 import { openDatabase } from "./db/open.js";
 import { migrateAsOwner, rolePowers } from "./db/service-role.js";
 import { DEMO_NOTICE } from "./demo/demo-notice.js";
@@ -88,6 +90,12 @@ async function main(): Promise<void> {
           "run the service as a role in nomos_service and migrations with NOMOS_DATABASE_OWNER_URL (docs/reliability.md)",
       );
     }
+    // LISTEN on a direct connection when DATABASE_URL goes through a
+    // transaction pooler; Nomos refuses to start deaf (listen-check.ts).
+    const listenUrl = config.databaseListenUrl ?? opened.url;
+    const listenDb = connect(listenUrl, { max: 1, applicationName: "nomos-listen" });
+    stops.push(() => listenDb.close());
+    await listenSelfCheck({ notify: db.sql, listen: listenDb.sql });
     const firstOperator = await operatorEnsureFirst(db.kysely, config.admin);
     if (firstOperator) log.info({ username: firstOperator.username }, "first operator created from NOMOS_ADMIN_USER");
     // No operator yet: the page's first-operator form needs this code, which
@@ -114,6 +122,7 @@ async function main(): Promise<void> {
     stops.push(() => sshPool.stop());
     const runner = new ExecutionRunner({
       db,
+      listen: listenDb.sql,
       registry,
       pool: sshPool,
       log: log.child({ component: "runner" }),
@@ -148,7 +157,7 @@ async function main(): Promise<void> {
         dispatcher?.poke(sessionId, notes);
       },
       carryNotes: carryPendingResults({ db, owner }),
-      listen: (channel, onPayload) => db.sql.listen(channel, onPayload),
+      listen: (channel, onPayload) => listenDb.sql.listen(channel, onPayload),
     });
 
     // ── the event loop: NOTIFY -> listener -> claim -> continuation turn ────
@@ -167,7 +176,7 @@ async function main(): Promise<void> {
       intervalSeconds: config.sweepSeconds,
     });
     const listener = new ExecutionFinishedListener({
-      url: opened.url,
+      url: listenUrl,
       log: log.child({ component: "listener" }),
       onFinished: (executionId) => {
         dispatcher?.notify(executionId).catch((err: unknown) => log.error({ err, executionId }, "notify failed"));
@@ -183,7 +192,7 @@ async function main(): Promise<void> {
     stops.push(() => listener.stop());
 
     // ── the operator's side: event streams, the API and the page ────────────
-    const eventsDb = connect(opened.url, { max: 1, applicationName: "nomos-events" });
+    const eventsDb = connect(listenUrl, { max: 1, applicationName: "nomos-events" });
     stops.push(() => eventsDb.close());
     const events = new SessionEventHub(eventsDb.sql, log);
     await events.start();
@@ -248,7 +257,9 @@ async function main(): Promise<void> {
       );
     }
   } catch (err) {
-    log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
+    // A refusal that already says what and how to fix it needs no stack.
+    if (err instanceof EmbeddedPostgresError || err instanceof ListenCheckError) log.fatal(`start-up failed: ${err.message}`);
+    else log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
     await shutdown("start-up failure", 1);
   }
 }

@@ -21,6 +21,7 @@ import { type DeploymentScenario, deploymentScenario } from "../src/demo/deploym
 import { CMD, COMPOSE_FILE, DEPLOY_REQUEST, deploymentPolicy } from "../src/demo/deployment-policy.js";
 import { type MessagesDouble, startMessagesDouble } from "../src/model-double/messages-double.js";
 import { useTestDatabase } from "./helpers/database.js";
+import { askAndApprove, finished, httpApi, type Session, textOf } from "./helpers/deployment-run.js";
 import { type ServiceProcess, startService } from "./helpers/service-process.js";
 import { SshTestHost } from "./helpers/ssh-test-host.js";
 
@@ -67,74 +68,7 @@ afterAll(async () => {
   expect(code).toBe(0);
 });
 
-async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> {
-  const res = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: (text ? JSON.parse(text) : null) as T };
-}
-
-interface Message {
-  kind: string;
-  content: Array<{ type: string; text?: string }>;
-  turnId: string;
-}
-interface Session {
-  messages: Message[];
-  runningTurn: unknown;
-  assent: { open: boolean };
-}
-const textOf = (m: Message) => m.content.map((b) => b.text ?? "").join("");
-
-/** Starts a session, sends the one operator message, approves the plan by button; returns the session id and approval. */
-async function askAndApprove(): Promise<{ sessionId: string; approvalId: string }> {
-  const created = await api<{ id: string }>("POST", "/api/sessions", { title: "Deploy TypeType" });
-  expect(created.status).toBe(201);
-  const sessionId = created.json.id;
-  expect((await api("POST", `/api/sessions/${sessionId}/messages`, { text: DEPLOY_REQUEST })).status).toBe(202);
-  let approvals: Array<{ id: string; kind: string }> = [];
-  await expect
-    .poll(
-      async () => {
-        approvals = (await api<{ approvals: typeof approvals }>("GET", `/api/approvals?session=${sessionId}&status=pending`)).json
-          .approvals;
-        return approvals.map((a) => a.kind);
-      },
-      { timeout: 20_000, interval: 100 },
-    )
-    .toEqual(["plan"]);
-  // The operator turn has ended (the model said "approve it") before the button is pressed.
-  await expect.poll(async () => (await api<Session>("GET", `/api/sessions/${sessionId}`)).json.runningTurn, { timeout: 20_000 }).toBeNull();
-  const decided = await api<{ status: string }>("POST", `/api/approvals/${approvals[0]!.id}`, { decision: "approve" });
-  expect(decided.status).toBe(200);
-  expect(decided.json.status).toBe("approved");
-  return { sessionId, approvalId: approvals[0]!.id };
-}
-
-/**
- * Waits (a guard, not a timing assertion) until the agent has written its
- * final report and no turn runs. On a timeout the message shows where the
- * session stood: its running turn and its newest messages.
- */
-async function finished(sessionId: string): Promise<Session> {
-  let session: Session | undefined;
-  await expect
-    .poll(
-      async () => {
-        session = (await api<Session>("GET", `/api/sessions/${sessionId}`)).json;
-        const last = session.messages.filter((m) => m.kind === "assistant").at(-1);
-        if (session.runningTurn === null && last !== undefined && /^Done: |I am stopping here/.test(textOf(last))) return "finished";
-        const tail = session.messages.slice(-3).map((m) => `${m.kind}: ${textOf(m).slice(0, 160)}`);
-        return JSON.stringify({ runningTurn: session.runningTurn, tail });
-      },
-      { timeout: 60_000, interval: 150 },
-    )
-    .toBe("finished");
-  return session!;
-}
+const api = httpApi(() => service.url, TOKEN);
 
 /** The commands the container received, in order (the node's own pct/pvesh calls left out). */
 const containerCommands = (vmid: number) => host.log.filter((l) => l.vmid === vmid).map((l) => l.command);
@@ -175,8 +109,8 @@ function expectInOrder(lines: string[], patterns: RegExp[]): void {
 
 describe("approve once, finish alone", () => {
   it("deploys TypeType from one operator message and one approval, recovering on its own", { timeout: 120_000 }, async () => {
-    const { sessionId, approvalId } = await askAndApprove();
-    const session = await finished(sessionId);
+    const { sessionId, approvalId } = await askAndApprove(api);
+    const session = await finished(api, sessionId);
     const final = textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!);
     expect(final).toMatch(/^Done: TypeType is deployed and verified/);
     expect(final).toMatch(/get\.docker\.com/);
@@ -268,8 +202,8 @@ describe("approve once, finish alone", () => {
     timeout: 120_000,
   }, async () => {
     model.setPolicy(deploymentPolicy({ wrongComposePath: "/srv/typetype/compose.yaml" }));
-    const { sessionId } = await askAndApprove();
-    const session = await finished(sessionId);
+    const { sessionId } = await askAndApprove(api);
+    const session = await finished(api, sessionId);
     const final = textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!);
     expect(final).toMatch(/^Done: TypeType is deployed and verified/);
     expect(final).toMatch(/wrong path/);
@@ -329,7 +263,7 @@ describe("approve once, finish alone", () => {
       },
     );
     try {
-      const { sessionId } = await askAndApprove();
+      const { sessionId } = await askAndApprove(api);
       await started;
       // The turn that queued it has ended; nothing runs but the command on the host.
       await expect
@@ -407,8 +341,8 @@ describe("approve once, finish alone", () => {
       };
       return { ...reply, hold: terminal() };
     });
-    const { sessionId } = await askAndApprove();
-    const session = await finished(sessionId);
+    const { sessionId } = await askAndApprove(api);
+    const session = await finished(api, sessionId);
     expect(textOf(session.messages.filter((m) => m.kind === "assistant").at(-1)!)).toMatch(/^Done: TypeType is deployed and verified/);
 
     const rows = await t.db.kysely

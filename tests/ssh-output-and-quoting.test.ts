@@ -2,8 +2,11 @@
 // UTF-8 at every chunking and boundary, redaction, and quoting that a real
 // shell reads back unchanged (property test through /bin/bash).
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { CappedOutput } from "../src/ssh/capped-output.js";
 import { shellQuote, UnquotableError } from "../src/ssh/quote.js";
 import { makeRedactor } from "../src/ssh/redact.js";
@@ -85,7 +88,14 @@ describe("redaction", () => {
 });
 
 /** Runs a script in a real bash and returns its stdout. */
-const bash = (script: string) => execFileSync("/bin/bash", ["-c", script], { encoding: "utf8" });
+// HOME points at an empty folder: the login shells below (bash -lc, as pct
+// exec runs) would otherwise read the user's own profile, which on a
+// developer machine as root (pyenv, nvm...) took ~5 s each, so 40 runs
+// outlasted the test's limit. The quoting under test does not depend on it.
+const QUIET_HOME = mkdtempSync(join(tmpdir(), "nomos-quoting-home-"));
+const bash = (script: string) =>
+  execFileSync("/bin/bash", ["-c", script], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: QUIET_HOME } });
+afterAll(() => rmSync(QUIET_HOME, { recursive: true, force: true }));
 const anyText = fc.string({ unit: "binary", maxLength: 80 }).filter((s) => !s.includes("\0"));
 const shellNasties = fc.constantFrom(
   "'",

@@ -39,6 +39,8 @@ const url = (protocols: RegExp, what: string) =>
 export const envSchema = z
   .object({
     DATABASE_URL: url(/^postgres(ql)?:$/, "a postgres:// or postgresql:// URL"),
+    // A direct connection for LISTEN when DATABASE_URL goes through a transaction pooler.
+    NOMOS_DATABASE_LISTEN_URL: url(/^postgres(ql)?:$/, "a postgres:// or postgresql:// URL"),
     NOMOS_DATA_DIR: z.preprocess(unsetIfEmpty, z.string().default("./.nomos")),
     HOST: z.preprocess(unsetIfEmpty, z.string().default("127.0.0.1")),
     PORT: integer(0, 65535, 8080),
@@ -114,6 +116,8 @@ export type Env = z.output<typeof envSchema>;
 /** Configuration as the rest of the code sees it: grouped, typed, defaulted. */
 export interface Config {
   databaseUrl: string | undefined;
+  /** Where LISTEN connects (NOMOS_DATABASE_LISTEN_URL); undefined: the same as the database. */
+  databaseListenUrl: string | undefined;
   dataDir: string;
   http: { host: string; port: number };
   model: {
@@ -172,6 +176,7 @@ const SECRET = new Set([
   "DATABASE_URL",
   "NOMOS_DATABASE_OWNER_URL",
   "NOMOS_REDACT",
+  "NOMOS_DATABASE_LISTEN_URL",
 ]);
 
 /**
@@ -192,6 +197,7 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
   const env = parsed.data;
   return {
     databaseUrl: env.DATABASE_URL,
+    databaseListenUrl: env.NOMOS_DATABASE_LISTEN_URL,
     dataDir: env.NOMOS_DATA_DIR,
     http: { host: env.HOST, port: env.PORT },
     model: {
@@ -235,6 +241,7 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
         env.NOMOS_ADMIN_PASSWORD,
         env.DATABASE_URL ? passwordOf(env.DATABASE_URL) : undefined,
         env.NOMOS_DATABASE_OWNER_URL ? passwordOf(env.NOMOS_DATABASE_OWNER_URL) : undefined,
+        env.NOMOS_DATABASE_LISTEN_URL ? passwordOf(env.NOMOS_DATABASE_LISTEN_URL) : undefined,
       ].filter((v): v is string => typeof v === "string" && v.length > 0),
     },
   };

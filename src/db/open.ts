@@ -22,7 +22,7 @@ export async function openDatabase(
   log: Logger,
   options: { applicationName?: string } = {},
 ): Promise<OpenedDatabase> {
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, log });
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: config.dataDir, log, ownProcessGroup: true });
   const url = config.databaseUrl ?? (embedded?.url as string);
   const db = connect(url, { applicationName: options.applicationName ?? "nomos" });
   let closing: Promise<void> | undefined;

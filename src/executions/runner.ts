@@ -44,6 +44,8 @@ const ACTOR = "system:runner";
 
 export interface ExecutionRunnerOptions {
   db: Db;
+  /** Where LISTEN runs (NOMOS_DATABASE_LISTEN_URL); by default db.sql. */
+  listen?: Db["sql"];
   registry: TargetRegistry;
   pool: SshPool;
   log: Logger;
@@ -86,6 +88,7 @@ export class ExecutionRunner {
       outputCapBytes: 256 * 1024,
       maxTimeoutS: 86_400,
       ...options,
+      listen: options.listen ?? options.db.sql,
     };
   }
 
@@ -94,12 +97,13 @@ export class ExecutionRunner {
     this.#started = true;
     await this.#markLost();
     this.lastSweepAt = new Date();
-    const ready = await this.#o.db.sql.listen(
+    const listen = this.#o.listen;
+    const ready = await listen.listen(
       EXECUTION_READY_CHANNEL,
       () => this.#drain(),
       () => this.#drain(),
     );
-    const cancel = await this.#o.db.sql.listen(EXECUTION_CANCEL_CHANNEL, (id) => this.#inFlight.get(id)?.abort.abort());
+    const cancel = await listen.listen(EXECUTION_CANCEL_CHANNEL, (id) => this.#inFlight.get(id)?.abort.abort());
     this.#unlisten.push(ready.unlisten, cancel.unlisten);
     this.#sweepTimer = setInterval(() => void this.#sweep(), this.#o.sweepEveryMs);
     this.#sweepTimer.unref();

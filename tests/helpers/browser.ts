@@ -1,16 +1,23 @@
-// Browser tests' resources: the API served on a loopback port, and Debian's
-// chromium driven by playwright-core with a fresh profile. The launch flags
+// Browser tests' resources: the API served on a loopback port, and Chromium
+// (found by browser-source.ts, once per run) driven by playwright-core with a
+// fresh profile. The launch flags
 // keep it offline and quiet (no component updates, no sync, no QUIC).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { inject } from "vitest";
 import type { Db } from "../../src/db/connect.js";
 import type { ApiDeps } from "../../src/http/api-deps.js";
 import { type ApiHarness, startApi } from "./api-harness.js";
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+/** The Chromium global-setup.ts found, or its reason for finding none. */
+export function chromiumPath(): string {
+  const found = inject("browser");
+  if ("error" in found) throw new Error(found.error);
+  return found.path;
+}
 export const ARTIFACTS = join(import.meta.dirname, "..", "artifacts");
 
 export interface ServedApi extends ApiHarness {
@@ -47,7 +54,7 @@ export interface BrowserSession {
 export async function openBrowser(viewport = { width: 1100, height: 760 }): Promise<BrowserSession> {
   const profile = await mkdtemp(join(tmpdir(), "nomos-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath: chromiumPath(),
     headless: true,
     viewport,
     args: [

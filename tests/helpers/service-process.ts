@@ -37,9 +37,12 @@ export async function startService(env: Record<string, string>): Promise<Service
         stderr.push(l);
       }
     });
-    void exited.then((code) => {
+    // Once its output is all read, so the error carries its last words.
+    const outputClosed = new Promise<void>((done) => child.stdout!.once("close", () => done()));
+    void Promise.all([exited, outputClosed]).then(([code]) => {
       clearTimeout(timer);
-      reject(new Error(`service exited with ${code} before listening: ${stderr.join("\n")}`));
+      const said = lines.map((l) => String(l.msg)).join("\n");
+      reject(new Error(`service exited with ${code} before listening: ${stderr.join("\n")}\n${said}`));
     });
   });
 
