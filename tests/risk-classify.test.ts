@@ -163,7 +163,8 @@ const table: [string, Risk][] = [
   ["find /tmp/scratch -mtime +7 -delete", C],
   ["find /etc -name '*.conf'", R],
   ["find /srv -type f -exec rm -rf {} +", D],
-  ["find / -xdev -size +1G -exec ls -lh {} \\;", R],
+  // find runs what -exec names: the allowlist keeps find only without it (issue 12).
+  ["find / -xdev -size +1G -exec ls -lh {} \\;", C],
   ["ls -la /etc/pve/lxc", R],
   ["cat /etc/os-release", R],
   ["tail -n 200 /var/log/syslog", R],
@@ -238,10 +239,11 @@ const table: [string, Risk][] = [
   ["ssh root@pve2 'qm list'", R],
   ["ssh pve2 zfs destroy tank/data", D],
   ["ssh -p 2222 root@nas 'uptime'", R],
-  ["echo $(whoami)", R],
+  // A command substitution runs code to build the words: at least config_mutation (DESIGN.md "Risk").
+  ["echo $(whoami)", C],
   ["echo $(rm -rf /srv)", D],
   ["echo `reboot`", D],
-  ["diff <(ls /a) <(ls /b)", R],
+  ["diff <(ls /a) <(ls /b)", C],
   ["ls /var/run/docker.sock || echo missing", R],
   ["(cd /etc && ls)", R],
   ["for f in /etc/pve/lxc/*.conf; do grep hostname $f; done", R],
