@@ -108,8 +108,12 @@ function jqCheck(args: Word[]): string | undefined {
 }
 
 /** `ip OBJECT [show|list|get ...]`: any other verb changes networking. */
-function ipCheck(_args: Word[], p: { operands: Word[] }): string | undefined {
-  const [object, verb] = p.operands.map((o) => o.text);
+const IP_OPTIONS = /^-(br|brief|4|6|s|stats|statistics|d|details|j|json|p|pretty|c|color|color=\w+|o|oneline|h|human|r|resolve|N|numeric)$/;
+function ipCheck(args: Word[]): string | undefined {
+  let i = 0;
+  for (; i < args.length && args[i]!.text.startsWith("-"); i++) if (!IP_OPTIONS.test(args[i]!.text)) return `\`ip ${args[i]!.text}\` is not on the read-only list`;
+  if (args.some((a) => a.expanded)) return "`ip` is given words only known when they run";
+  const [object, verb] = args.slice(i).map((o) => o.text);
   if (object === undefined || object === "monitor") return undefined;
   if (verb === undefined || /^(show|list|ls|lst|get|dev)$/.test(verb)) return undefined;
   return `\`ip ${object} ${verb}\` changes networking`;
@@ -454,7 +458,7 @@ export const READ_ONLY_SHAPES: Record<string, Shape> = {
   curl: { why: "fetches to the output (-o/-D only to /dev/null; no upload, data, config, cookie jar or trace files)", operands: "words", opts: "-f -s -S -L -I -i -v -k -4 -6 -m: -H: -A: -e: -u: -X: -o: -D: -w: --fail --silent --show-error --location --head --include --verbose --insecure --max-time: --connect-timeout: --header: --user-agent: --compressed --http1.1 --http2 --retry: --retry-delay: --request: --output: --dump-header: --write-out: --resolve: --noproxy: --no-progress-meter --fail-with-body --ipv4 --ipv6 --cacert: --unix-socket: -sS -fsS -fsSL", check: curlCheck },
   wget: { why: "fetches to the output only (-O - or --spider)", operands: "words", opts: "-q -S -O: -T: -t: --spider --server-response --timeout: --tries: --no-check-certificate -qO: --quiet", check: (a) => (a.some((x) => x.text === "--spider") || a.some((x, i) => /^-q?O-?$/.test(x.text) && (x.text.endsWith("-") || a[i + 1]?.text === "-")) ? undefined : "`wget` without -O - writes a file") },
   nc: { why: "checks a port (-z)", operands: "words", opts: "-z -v -w: -n -u -4 -6", check: (a) => (a.some((x) => /^-[a-z]*z/.test(x.text)) ? undefined : "`nc` without -z sends data") },
-  ip: { why: "prints addresses, links, routes (every object's show/list verb)", operands: "words", check: ipCheck, opts: "-br -brief -4 -6 -s -d -j -p -c -o -n: -f: -family: -color? -statistics -details -json -pretty" },
+  ip: { why: "prints addresses, links, routes (every object's show/list/get verb; options are ip's single-dash words)", custom: true, check: ipCheck },
   iptables: { why: "lists rules (-L, -S only)", operands: "words", opts: "-L? -S? -n -v -x -t: -w? --line-numbers --list? --list-rules? -C", check: (a) => (a.some((x) => /^(-L|-S|--list|--list-rules|-[nvx]*[LS][nvx]*)$/.test(x.text)) ? undefined : "`iptables` without -L/-S changes rules") },
   ip6tables: { why: "lists rules (-L, -S only)", operands: "words", opts: "-L? -S? -n -v -x -t: -w? --line-numbers --list? --list-rules?", check: (a) => (a.some((x) => /^(-L|-S|--list|--list-rules|-[nvx]*[LS][nvx]*)$/.test(x.text)) ? undefined : "`ip6tables` without -L/-S changes rules") },
   nft: { why: "lists rules", opts: "-a -n -j -s -c -t", sub: { list: { why: "lists rules", anyWord: true, operands: "words" } } },

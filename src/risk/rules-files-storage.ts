@@ -67,7 +67,8 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
     return cm("`tar` writes files");
   });
   rules.set("curl", (args) => {
-    if (has(args, "-o", "-O", "--output", "--remote-name", "-T", "--upload-file")) return cm("`curl` writes a file or uploads");
+    // Output files (-o, -D, -c...) are judged by effects.ts.
+    if (has(args, "-O", "--remote-name", "--remote-name-all", "-T", "--upload-file", "-K", "--config")) return cm("`curl` writes a file named by the server, uploads, or reads a config");
     const method = args.findIndex((a) => a.text === "-X" || a.text === "--request");
     if (method >= 0 && !/^(GET|HEAD|OPTIONS)$/i.test(args[method + 1]?.text ?? ""))
       return cm(`\`curl -X ${args[method + 1]?.text}\` changes a remote resource`);
