@@ -290,9 +290,9 @@ export const READ_ONLY_SHAPES: Record<string, Shape> = {
   cmp: { why: "compares files", anyWord: true, operands: "stat", opts: "-s -l -b -n: -i:" },
   jq: { why: "filters JSON to the output (no file options)", operands: "read", opts: "-r -c -e -S -j -n -s -M -C -a --raw-output --compact-output --tab --indent: --arg: --argjson: --sort-keys --slurp --null-input --exit-status", check: jqCheck },
   sed: { why: "prints with a script that only prints or substitutes (no -i, -f, w, e, r)", operands: "read", opts: "-n -E -r -s -u -z -e: --quiet --silent --regexp-extended --expression: --posix --debug", check: sedCheck },
-  awk: { why: "runs a program with no system(), pipes, getline or print > file", operands: "words", opts: "-F: -v: --field-separator:", check: awkCheck },
-  gawk: { why: "as awk", operands: "words", opts: "-F: -v:", check: awkCheck },
-  mawk: { why: "as awk", operands: "words", opts: "-F: -v:", check: awkCheck },
+  awk: { why: "runs a program with no system(), pipes, getline or print > file", operands: "read", opts: "-F: -v: --field-separator:", check: awkCheck },
+  gawk: { why: "as awk", operands: "read", opts: "-F: -v:", check: awkCheck },
+  mawk: { why: "as awk", operands: "read", opts: "-F: -v:", check: awkCheck },
   // ─── files: only listed or measured ─────────────────────────────────────────
   ls: { why: "lists names and metadata", anyWord: true, operands: "stat", opts: opts(LS_LETTERS, "-I: -w: -T: --color? --time-style: --sort: --full-time --group-directories-first --human-readable --all --almost-all --si --block-size: --time: --hide: --ignore:") },
   ll: { why: "lists names and metadata (an alias of ls -l)", anyWord: true, operands: "stat", opts: opts(LS_LETTERS) },

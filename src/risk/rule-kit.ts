@@ -34,6 +34,9 @@ export const ORDER = { read_only: 0, config_mutation: 1, destructive: 2 } as con
 /** At least `floor`: a wrapper that itself changes something (systemd-run creates a unit). */
 export const atLeast = (c: Classification, floor: Classification): Classification => merge(c, floor);
 
+/** The inner classification, each reason prefixed with how it is reached ("runs a command given in ProxyCommand: ..."). */
+export const via = (label: string, c: Classification): Classification => ({ ...c, reasons: c.reasons.map((r) => `${label}: ${r}`) });
+
 export const ro = (): Classification => ({ risk: "read_only", reasons: [] });
 export const cm = (reason: string): Classification => ({ risk: "config_mutation", reasons: [reason] });
 export const de = (reason: string): Classification => ({ risk: "destructive", reasons: [reason] });

@@ -2,7 +2,7 @@
 // storage (zfs, zpool, LVM, partitioning, mkfs, wipefs, mdadm, cryptsetup):
 // where data is lost for good.
 import { isTemporaryPath, resolvePath, writeEffect } from "./paths.js";
-import { afterOptions, atLeast, bySubcommand, type Classification, cm, de, has, merge, positional, type Rule, ro, texts } from "./rule-kit.js";
+import { afterOptions, atLeast, bySubcommand, type Classification, cm, de, has, merge, positional, type Rule, ro, texts, via } from "./rule-kit.js";
 
 export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   // ─── files ─────────────────────────────────────────────────────────────────
@@ -39,7 +39,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
     for (const a of args) {
       if (a.text.startsWith("-")) continue;
       for (const m of a.text.matchAll(/(?:^|[;\n{}])\s*(?:\d+|\$|\/[^/]*\/)?(?:,(?:\d+|\$|\/[^/]*\/))?\s*!?\s*e(?:\s+([^;\n}]*))?/g))
-        parts.push(m[1]?.trim() ? atLeast(ctx.classifyLine(m[1].trim()), cm("`sed e` runs a command")) : cm("`sed e` runs the pattern space as a command"));
+        parts.push(m[1]?.trim() ? atLeast(via("the sed script runs a command (e)", ctx.classifyLine(m[1].trim())), cm("`sed e` runs a command")) : cm("`sed e` runs the pattern space as a command"));
       if (/s(.)(?:(?!\1).)*\1(?:(?!\1).)*\1[gpiIm0-9w]*e/.test(a.text)) parts.push(cm("`sed s///e` runs the result as a command"));
     }
     return merge(...parts);
@@ -49,7 +49,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
     const program = args.find((a) => !a.text.startsWith("-"))?.text ?? "";
     if (!/system|\||getline|print[^;}]*>|@load/.test(program) && !args.some((a) => a.text === "-f")) return ro();
     const parts: Classification[] = [cm("the awk program runs commands or writes files")];
-    for (const m of program.matchAll(/"((?:\\.|[^"\\])*)"/g)) parts.push(ctx.classifyLine(m[1]!));
+    for (const m of program.matchAll(/"((?:\\.|[^"\\])*)"/g)) parts.push(via("the awk program may run", ctx.classifyLine(m[1]!)));
     for (const m of program.matchAll(/print[^;}]*?>>?\s*"([^"]+)"/g)) {
       const e = writeEffect({ text: m[1]!, dynamic: false }, ctx.cwd, "awk writes");
       if (e) parts.push({ risk: e.risk, reasons: [e.reason] });
@@ -102,7 +102,7 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
       const [key = "", ...v] = setting.split("=");
       const value = v.join("=");
       if (/fsmonitor|pager|editor|sshcommand|askpass|^alias\.|hookspath|\.command$|textconv|external|helper|program|gitproxy|\.(clean|smudge|process)$|sequence\.editor|core\.hooksPath/i.test(key))
-        run.push(cm(`runs a command given in git's ${key}`), value ? ctx.classifyLine(value.replace(/^!/, "")) : ro());
+        run.push(cm(`runs a command given in git's ${key}`), value ? via(`runs a command given in git's ${key}`, ctx.classifyLine(value.replace(/^!/, ""))) : ro());
     }
     if (args.some((a) => a.text.startsWith("--exec-path") || a.text === "--ext-diff" || a.text.startsWith("--upload-pack") || a.text.startsWith("--receive-pack")))
       run.push(cm("git is told to run another program (--exec-path, --ext-diff, --upload-pack)"));

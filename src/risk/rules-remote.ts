@@ -11,7 +11,7 @@
 // whatever runs in it count as if it ran on the host, and an image's own
 // unknown program counts as the worst.
 import { isSystemTree, resolvePath, writeEffect } from "./paths.js";
-import { afterOptions, atLeast, type Classification, cm, de, lookedThrough, merge, type Rule, type RuleContext, ro, texts } from "./rule-kit.js";
+import { afterOptions, atLeast, type Classification, cm, de, lookedThrough, merge, type Rule, type RuleContext, ro, texts, via } from "./rule-kit.js";
 import type { Word } from "./shell-words.js";
 import { splitWrapper, worstReading } from "./wrappers.js";
 
@@ -21,14 +21,19 @@ const SSH_VALUED = ["-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", 
 const SSH_FLAGS = ["-4", "-6", "-A", "-a", "-C", "-f", "-G", "-g", "-K", "-k", "-M", "-N", "-n", "-q", "-s", "-T", "-t", "-V", "-v", "-vv", "-vvv", "-X", "-x", "-Y", "-y"];
 
 function sshRule(args: Word[], ctx: RuleContext): Classification {
-  const { options, command, uncertain } = splitWrapper(args, { valued: SSH_VALUED, flags: SSH_FLAGS });
+  const first = splitWrapper(args, { valued: SSH_VALUED, flags: SSH_FLAGS });
+  // OpenSSH reads options after the destination too (`ssh host -o ProxyCommand=x true`).
+  const second = splitWrapper(first.command.slice(1), { valued: SSH_VALUED, flags: SSH_FLAGS });
+  const options = [...first.options, ...second.options];
+  const uncertain = first.uncertain || second.uncertain;
+  const command = first.command.length > 0 ? [first.command[0]!, ...second.command] : [];
   const parts: Classification[] = [];
   for (const o of options) {
     if (o.name === "-o" && o.value) {
       const [key, ...rest] = o.value.text.split(/[=\s]+/);
       const value = rest.join(" ");
       if (SSH_EXEC_KEYS.test(key ?? ""))
-        parts.push(cm(`runs a command given in ${key}`), value && !/^(no|none)$/i.test(value) ? ctx.classifyLine(value.replace(/%[a-zA-Z%]/g, "x")) : ro());
+        parts.push(cm(`runs a command given in ${key}`), value && !/^(no|none)$/i.test(value) ? via(`runs a command given in ${key}`, ctx.classifyLine(value.replace(/%[a-zA-Z%]/g, "x"))) : ro());
     }
     if (o.name === "-F") parts.push(cm("`ssh -F` reads a configuration that may name commands to run (ProxyCommand)"));
     if (["-L", "-R", "-D", "-W", "-w", "-M", "-S", "-O", "-f", "-N"].includes(o.name)) parts.push(cm(`\`ssh ${o.name}\` opens forwarding or control channels`));

@@ -10,7 +10,7 @@
 // be"). A wrapper that itself changes something (systemd-run creates a unit,
 // flock a lock file, at a job) is at least config_mutation.
 import { writeEffect } from "./paths.js";
-import { atLeast, type Classification, cm, de, lookedThrough, merge, type Rule, type RuleContext, ro, type Stdin } from "./rule-kit.js";
+import { atLeast, type Classification, cm, de, lookedThrough, merge, type Rule, type RuleContext, ro, type Stdin, via } from "./rule-kit.js";
 import type { Word } from "./shell-words.js";
 
 /** The names registerWrapperRules handles: the read-only allowlist does not apply to them, their inner command's does. */
@@ -304,7 +304,8 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
     if (p < 0) return args.every((a) => /^-[lrt]$/.test(a.text) || !a.text.startsWith("-")) && !args.some((a) => a.text === "-r" || a.text === "-d") ? ro() : cm("`hash` changes remembered paths");
     const path = args[p + 1];
     const program = path ? path.text.slice(path.text.lastIndexOf("/") + 1) : "";
-    return atLeast(program ? ctx.classifyWords([{ text: program, dynamic: false }]) : ro(), cm(`\`hash -p\` makes a name run ${path?.text ?? "another program"}`));
+    const label = `\`hash -p\` makes a name run ${path?.text ?? "another program"}`;
+    return atLeast(program ? via(label, ctx.classifyWords([{ text: program, dynamic: false }])) : ro(), cm(label));
   });
   set("alias", (args, ctx) => {
     const defs = args.filter((a) => a.text.includes("="));
