@@ -10,8 +10,8 @@
 // the operator.
 import type { Risk } from "../db/schema.js";
 import { commandRule } from "./command-rules.js";
-import { couldBeSecret, HOME, redirectEffect, resolvePath } from "./paths.js";
 import { fileEffects, namedTargetEffects } from "./effects.js";
+import { couldBeSecret, HOME, redirectEffect, resolvePath } from "./paths.js";
 import type { Classification, RuleContext, Stdin } from "./rule-kit.js";
 import { innerSubstitutions, parseShell, ShellParseError, type SimpleCommand, type Word } from "./shell-words.js";
 import { SAFE_ENV } from "./wrappers.js";
@@ -100,7 +100,10 @@ function toClassification(v: Verdict): Classification {
 function stdinOf(cmd: SimpleCommand, lineStdin: Stdin, verdict: Verdict, depth: number, state: LineState): Stdin {
   let result: Stdin = cmd.pipedFrom ? pipedText(cmd.pipedFrom) : lineStdin;
   for (const r of cmd.redirects) {
-    if (r.op === "<<<") result = r.target.expanded ? { kind: "unknown", from: "a here-string only known when it runs" } : { kind: "text", text: r.target.text };
+    if (r.op === "<<<")
+      result = r.target.expanded
+        ? { kind: "unknown", from: "a here-string only known when it runs" }
+        : { kind: "text", text: r.target.text };
     else if (r.op === "<<" || r.op === "<<-") {
       const body = r.body ?? "";
       // An unquoted here-document's body is expanded: its substitutions run.
@@ -118,17 +121,32 @@ function pipedText(from: SimpleCommand): Stdin {
   const [name, ...args] = from.words;
   const quoted = args.every((a) => !a.expanded);
   if (name && !name.expanded && quoted && from.redirects.length === 0) {
-    if (name.text === "echo") return { kind: "text", text: args.filter((a) => !/^-[neE]+$/.test(a.text)).map((a) => a.text).join(" ") };
-    if (name.text === "printf" && args[0]) return { kind: "text", text: [args[0].text.replace(/\\n/g, "\n").replace(/%s/g, ""), ...args.slice(1).map((a) => a.text)].join(" ") };
+    if (name.text === "echo")
+      return {
+        kind: "text",
+        text: args
+          .filter((a) => !/^-[neE]+$/.test(a.text))
+          .map((a) => a.text)
+          .join(" "),
+      };
+    if (name.text === "printf" && args[0])
+      return { kind: "text", text: [args[0].text.replace(/\\n/g, "\n").replace(/%s/g, ""), ...args.slice(1).map((a) => a.text)].join(" ") };
   }
-  return { kind: "unknown", from: `the output of \`${from.words.map((w) => w.text).join(" ").slice(0, 60)}\`` };
+  return {
+    kind: "unknown",
+    from: `the output of \`${from.words
+      .map((w) => w.text)
+      .join(" ")
+      .slice(0, 60)}\``,
+  };
 }
 
 /** Control words that precede a command without being one. */
 const PREFIX_WORDS = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "function"]);
 const ALONE_WORDS = new Set(["fi", "done", "}", "esac"]);
 /** Shell variables whose value changes what later commands run, load or read. */
-const RISKY_SHELL_VARS = /^(PATH|IFS|ENV|BASH_ENV|CDPATH|LD_[A-Z_]+|PS4|PROMPT_COMMAND|HOME|SHELLOPTS|BASHOPTS|GLOBIGNORE|BASH_[A-Z_]+|[A-Z_]*PAGER|EDITOR|VISUAL|LESS[A-Z]*|GIT_[A-Z_]+|PYTHON[A-Z_]*|PERL[A-Z0-9_]*|RUBY[A-Z_]*|NODE_[A-Z_]+|SSH_[A-Z_]+|KUBECONFIG|DOCKER_[A-Z_]+|SYSTEMD_[A-Z_]+|TMPDIR|OPENSSL_[A-Z_]+|MANPAGER|BROWSER|TERMINAL)$/;
+const RISKY_SHELL_VARS =
+  /^(PATH|IFS|ENV|BASH_ENV|CDPATH|LD_[A-Z_]+|PS4|PROMPT_COMMAND|HOME|SHELLOPTS|BASHOPTS|GLOBIGNORE|BASH_[A-Z_]+|[A-Z_]*PAGER|EDITOR|VISUAL|LESS[A-Z]*|GIT_[A-Z_]+|PYTHON[A-Z_]*|PERL[A-Z0-9_]*|RUBY[A-Z_]*|NODE_[A-Z_]+|SSH_[A-Z_]+|KUBECONFIG|DOCKER_[A-Z_]+|SYSTEMD_[A-Z_]+|TMPDIR|OPENSSL_[A-Z_]+|MANPAGER|BROWSER|TERMINAL)$/;
 const DECLARE_WORDS = new Set(["export", "declare", "typeset", "local", "readonly"]);
 
 function classifySimple(cmd: SimpleCommand, verdict: Verdict, depth: number, state: LineState, stdin: Stdin): void {
@@ -160,7 +178,8 @@ function classifySimple(cmd: SimpleCommand, verdict: Verdict, depth: number, sta
   }
   const prefixed = words.length > 0;
   for (const name of assigned) {
-    if (prefixed ? !SAFE_ENV.test(name) : RISKY_SHELL_VARS.test(name)) verdict.add("config_mutation", `sets ${name}, which can make a command run or load another program`);
+    if (prefixed ? !SAFE_ENV.test(name) : RISKY_SHELL_VARS.test(name))
+      verdict.add("config_mutation", `sets ${name}, which can make a command run or load another program`);
     state.vars.delete(name);
   }
   const name = words[0];
@@ -184,7 +203,11 @@ function classifySimple(cmd: SimpleCommand, verdict: Verdict, depth: number, sta
   if (DECLARE_WORDS.has(base)) {
     for (const a of args) {
       const v = a.text.split("=")[0]!;
-      if (a.text.startsWith("-") ? /[fn]/.test(a.text) : RISKY_SHELL_VARS.test(v) || (base === "export" && a.text.includes("=") && !SAFE_ENV.test(v)))
+      if (
+        a.text.startsWith("-")
+          ? /[fn]/.test(a.text)
+          : RISKY_SHELL_VARS.test(v) || (base === "export" && a.text.includes("=") && !SAFE_ENV.test(v))
+      )
         verdict.add("config_mutation", `\`${base} ${a.text}\` changes what later commands run or load`);
     }
     verdict.add("read_only", `\`${base}\` only sets shell variables`);
@@ -201,22 +224,30 @@ function classifySimple(cmd: SimpleCommand, verdict: Verdict, depth: number, sta
       if (secret) verdict.add("config_mutation", `reads \`${secret.text}\`, which is or may be a secret store (the operator decides)`);
     }
   }
-  for (const e of [...fileEffects(base, args, state.cwd), ...namedTargetEffects(base, args, state.cwd, got.known)]) verdict.add(e.risk, e.reason);
+  for (const e of [...fileEffects(base, args, state.cwd), ...namedTargetEffects(base, args, state.cwd, got.known)])
+    verdict.add(e.risk, e.reason);
   if (base === "cd" || base === "pushd") state.cwd = args[0] ? resolvePath(args[0], state.cwd) : HOME;
   if (base === "popd") state.cwd = undefined;
 }
 
-const recursive = (args: Word[]) => args.some((a) => /^-[a-zA-Z]*[rR]/.test(a.text) || a.text === "--recursive" || a.text === "--dereference-recursive");
+const recursive = (args: Word[]) =>
+  args.some((a) => /^-[a-zA-Z]*[rR]/.test(a.text) || a.text === "--recursive" || a.text === "--dereference-recursive");
 /** A directory under which a secret store lives (a recursive grep of /etc reads /etc/shadow). */
 function holdsSecrets(word: Word, cwd: string | undefined): boolean {
   const p = resolvePath(word, cwd);
   if (p === undefined) return true;
-  return p === "/" || /^\/(etc|root|home|var|var\/lib|etc\/pve|etc\/ssl|etc\/ssh|proc|run)\/?$/.test(p) || /(^|\/)\.ssh\/?$/.test(p) || /^\/home\/[^/]+\/?$/.test(p);
+  return (
+    p === "/" ||
+    /^\/(etc|root|home|var|var\/lib|etc\/pve|etc\/ssl|etc\/ssh|proc|run)\/?$/.test(p) ||
+    /(^|\/)\.ssh\/?$/.test(p) ||
+    /^\/home\/[^/]+\/?$/.test(p)
+  );
 }
 
 function contextFor(depth: number, state: LineState, stdin: Stdin): RuleContext {
   return {
-    classifyLine: (line, lineStdin) => toClassification(classifyLine(line, depth + 1, { cwd: state.cwd, vars: new Map(state.vars) }, lineStdin ?? stdin)),
+    classifyLine: (line, lineStdin) =>
+      toClassification(classifyLine(line, depth + 1, { cwd: state.cwd, vars: new Map(state.vars) }, lineStdin ?? stdin)),
     classifyWords: (words) => {
       const v = new Verdict();
       if (depth + 1 > MAX_DEPTH) v.add("config_mutation", "nested too deeply to read");

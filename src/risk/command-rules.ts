@@ -41,7 +41,9 @@ export function commandRule(name: string, args: Word[], ctx: RuleContext): Comma
   if (ruled && (ruled.wrapped || ruled.risk !== "read_only")) return { risk: ruled.risk, reasons: ruled.reasons, reads: [], known: true };
   const shape = Object.hasOwn(READ_ONLY_SHAPES, base) ? READ_ONLY_SHAPES[base] : undefined;
   if (!shape) {
-    const reason = rule ? `\`${base}\` with these arguments is not on the read-only list` : `unknown command \`${base}\`: assumed to change state`;
+    const reason = rule
+      ? `\`${base}\` with these arguments is not on the read-only list`
+      : `unknown command \`${base}\`: assumed to change state`;
     return { ...cm(reason), reads: [], known: rule !== undefined };
   }
   const m = matchShape(shape, args, base);

@@ -59,7 +59,16 @@ function copyTargets(args: Word[], valued: string[]): { sources: Word[]; targets
   const dest = dir ?? ops[ops.length - 1];
   const sources = dir ? ops : ops.slice(0, -1);
   if (!dest) return { sources, targets: [] };
-  const targets = [dest, ...sources.map((s) => w(`${dest.text.replace(/\/$/, "")}/${s.text.slice(s.text.lastIndexOf("/") + 1)}`, { ...dest, dynamic: dest.dynamic || s.dynamic, expanded: dest.expanded || s.expanded }))];
+  const targets = [
+    dest,
+    ...sources.map((s) =>
+      w(`${dest.text.replace(/\/$/, "")}/${s.text.slice(s.text.lastIndexOf("/") + 1)}`, {
+        ...dest,
+        dynamic: dest.dynamic || s.dynamic,
+        expanded: dest.expanded || s.expanded,
+      }),
+    ),
+  ];
   return { sources, targets };
 }
 
@@ -72,14 +81,27 @@ function tarEffects(args: Word[], cwd: string | undefined): Effect[] {
   const effects: Effect[] = [];
   let files = optionValues(args, ["-f"], ["--file"]);
   if (oldStyle.includes("f")) files = [...files, args[1]!].filter(Boolean);
-  if (creates) for (const f of files) if (f.text !== "-") effects.push(writeEffect(f, cwd, "writes the archive") ?? { risk: "config_mutation", reason: "writes an archive" });
+  if (creates)
+    for (const f of files)
+      if (f.text !== "-")
+        effects.push(writeEffect(f, cwd, "writes the archive") ?? { risk: "config_mutation", reason: "writes an archive" });
   if (extracts) {
     const dir = optionValues(args, ["-C"], ["--directory"]).pop();
     const where = dir ? resolvePath(dir, cwd) : cwd;
-    if (where === undefined || isSystemTree(where)) effects.push({ risk: "destructive", reason: `extracts an archive into ${where ?? "a directory only known when it runs"}, over files the host needs` });
+    if (where === undefined || isSystemTree(where))
+      effects.push({
+        risk: "destructive",
+        reason: `extracts an archive into ${where ?? "a directory only known when it runs"}, over files the host needs`,
+      });
     else effects.push({ risk: "config_mutation", reason: `extracts an archive into ${where}` });
   }
-  if (args.some((a) => /^--(to-command|use-compress-program|checkpoint-action|info-script|new-volume-script|rsh-command)/.test(a.text) || /^-[a-zA-Z]*[IF]/.test(a.text)))
+  if (
+    args.some(
+      (a) =>
+        /^--(to-command|use-compress-program|checkpoint-action|info-script|new-volume-script|rsh-command)/.test(a.text) ||
+        /^-[a-zA-Z]*[IF]/.test(a.text),
+    )
+  )
     effects.push({ risk: "destructive", reason: "`tar` runs a program named in its options (--to-command, -I, --checkpoint-action)" });
   return effects;
 }
@@ -87,16 +109,18 @@ function tarEffects(args: Word[], cwd: string | undefined): Effect[] {
 /** sed's `w FILE`, `s///w FILE`, `W FILE`. */
 function sedWrites(args: Word[]): Word[] {
   const out: Word[] = [];
-  for (const a of args) for (const m of a.text.matchAll(/(?:^|[;\n}\s\d$/,])[wW]\s*([^;\n}]+)|s(.)(?:(?!\2).)*\2(?:(?!\2).)*\2[gpiIme0-9]*w\s*([^;\n]+)/g)) {
-    const file = (m[1] ?? m[3])?.trim();
-    if (file) out.push(w(file, a));
-  }
+  for (const a of args)
+    for (const m of a.text.matchAll(/(?:^|[;\n}\s\d$/,])[wW]\s*([^;\n}]+)|s(.)(?:(?!\2).)*\2(?:(?!\2).)*\2[gpiIme0-9]*w\s*([^;\n]+)/g)) {
+      const file = (m[1] ?? m[3])?.trim();
+      if (file) out.push(w(file, a));
+    }
   return out;
 }
 
 /** The effects on files of one simple command. */
 export function fileEffects(name: string, args: Word[], cwd: string | undefined): Effect[] {
-  const writes = (targets: Word[], verb = "writes") => targets.map((t) => writeEffect(t, cwd, verb)).filter((e): e is Effect => e !== undefined);
+  const writes = (targets: Word[], verb = "writes") =>
+    targets.map((t) => writeEffect(t, cwd, verb)).filter((e): e is Effect => e !== undefined);
   switch (name) {
     case "cp":
     case "install":
@@ -117,14 +141,21 @@ export function fileEffects(name: string, args: Word[], cwd: string | undefined)
       return operands(args).map((t) => removeEffect(t, cwd, recursive));
     }
     case "shred":
-      return operands(args, ["-n", "-s", "--iterations", "--size"]).map((t) => ({ ...(writeEffect(t, cwd, "overwrites") ?? { reason: "" }), risk: "destructive" as const, reason: `\`shred\` destroys ${t.text}` }));
+      return operands(args, ["-n", "-s", "--iterations", "--size"]).map((t) => ({
+        ...(writeEffect(t, cwd, "overwrites") ?? { reason: "" }),
+        risk: "destructive" as const,
+        reason: `\`shred\` destroys ${t.text}`,
+      }));
     case "truncate":
     case "fallocate":
       return writes(operands(args, ["-s", "--size", "-r", "--reference", "-l", "--length", "-o", "--offset"]), "truncates");
     case "tee":
       return writes(operands(args), "writes");
     case "dd":
-      return writes(args.filter((a) => a.text.startsWith("of=")).map((a) => w(a.text.slice(3), a)), "writes");
+      return writes(
+        args.filter((a) => a.text.startsWith("of=")).map((a) => w(a.text.slice(3), a)),
+        "writes",
+      );
     case "sort":
       return writes(optionValues(args, ["-o"], ["--output"]));
     case "uniq":
@@ -133,16 +164,50 @@ export function fileEffects(name: string, args: Word[], cwd: string | undefined)
     case "tar":
       return tarEffects(args, cwd);
     case "curl":
-      return writes([...optionValues(args, ["-o", "-D", "-c"], ["--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"])]);
+      return writes([
+        ...optionValues(
+          args,
+          ["-o", "-D", "-c"],
+          [
+            "--output",
+            "--dump-header",
+            "--cookie-jar",
+            "--trace",
+            "--trace-ascii",
+            "--stderr",
+            "--libcurl",
+            "--etag-save",
+            "--hsts",
+            "--alt-svc",
+          ],
+        ),
+      ]);
     case "wget":
-      return writes(optionValues(args, ["-O", "-o", "-a"], ["--output-document", "--output-file", "--append-output"]).filter((t) => t.text !== "-"));
+      return writes(
+        optionValues(args, ["-O", "-o", "-a"], ["--output-document", "--output-file", "--append-output"]).filter((t) => t.text !== "-"),
+      );
     case "sed":
       return writes(sedWrites(args.filter((a) => !a.text.startsWith("-") && !sedScriptIsReadOnly(a.text))));
     case "git":
       return writes(optionValues(args, [], ["--output"]));
     case "rsync":
     case "scp": {
-      const ops = operands(args, ["-e", "--rsh", "-i", "-P", "-o", "-F", "-S", "-l", "-c", "--rsync-path", "--exclude", "--include", "--filter", "-f"]);
+      const ops = operands(args, [
+        "-e",
+        "--rsh",
+        "-i",
+        "-P",
+        "-o",
+        "-F",
+        "-S",
+        "-l",
+        "-c",
+        "--rsync-path",
+        "--exclude",
+        "--include",
+        "--filter",
+        "-f",
+      ]);
       const dest = ops[ops.length - 1];
       return dest && !/^[^/]*:/.test(dest.text) && ops.length > 1 ? writes([dest]) : [];
     }
@@ -163,8 +228,10 @@ export function fileEffects(name: string, args: Word[], cwd: string | undefined)
       const targets = operands(args).slice(name === "chattr" || name === "setfacl" ? 0 : 1);
       return targets.flatMap((t) => {
         const p = resolvePath(t, cwd);
-        if (p === undefined && recursive) return [{ risk: "destructive" as const, reason: `\`${name} -R\` on \`${t.text}\`, a path only known when it runs` }];
-        if (recursive && isSystemTree(p)) return [{ risk: "destructive" as const, reason: `\`${name} -R\` on ${p} changes every file the host runs on` }];
+        if (p === undefined && recursive)
+          return [{ risk: "destructive" as const, reason: `\`${name} -R\` on \`${t.text}\`, a path only known when it runs` }];
+        if (recursive && isSystemTree(p))
+          return [{ risk: "destructive" as const, reason: `\`${name} -R\` on ${p} changes every file the host runs on` }];
         if (isBlockDevice(p) || isKernelTrigger(p)) return [{ risk: "destructive" as const, reason: `\`${name}\` on ${p}` }];
         return [];
       });
@@ -195,7 +262,8 @@ export function namedTargetEffects(name: string, args: Word[], cwd: string | und
       const p = resolvePath(w(c, a), cwd);
       if (isBlockDevice(p) || isKernelTrigger(p))
         effects.push({ risk: "destructive", reason: `\`${name}\` is given ${p}: a write there cannot be ruled out` });
-      else if (!hasRule && isVitalFile(p)) effects.push({ risk: "destructive", reason: `\`${name}\` (unknown) is given ${p}, which the host needs` });
+      else if (!hasRule && isVitalFile(p))
+        effects.push({ risk: "destructive", reason: `\`${name}\` (unknown) is given ${p}, which the host needs` });
     }
   }
   return effects;

@@ -17,7 +17,8 @@ const HARMLESS_DEVICES = /^\/dev\/(null|zero|full|u?random|stdout|stderr|stdin|t
 const BLOCK_DEVICE =
   /^\/dev\/(sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+(n\d+(p\d+)?)?|mmcblk\d+(p\d+)?|md\d+|md\/.+|dm-\d+|zd\d+|loop\d+|disk\/.+|mapper\/.+|zvol\/.+|[a-z0-9_-]+\/[a-z0-9_.-]+|sr\d+|nbd\d+|rbd\d+|bcache\d+|drbd\d+|mem|kmem|port|console|kmsg|watchdog\d*)$/;
 /** Kernel files a write to which reboots, halts, crashes or removes hardware. */
-const KERNEL_TRIGGERS = /^\/(proc\/sysrq-trigger|proc\/sys\/kernel\/(panic.*|sysrq)|sys\/power\/(state|disk)|sys\/(block|class|bus|devices)\/.*\/(delete|remove|unbind)|sys\/firmware\/efi\/efivars\/.*)$/;
+const KERNEL_TRIGGERS =
+  /^\/(proc\/sysrq-trigger|proc\/sys\/kernel\/(panic.*|sysrq)|sys\/power\/(state|disk)|sys\/(block|class|bus|devices)\/.*\/(delete|remove|unbind)|sys\/firmware\/efi\/efivars\/.*)$/;
 /** Files and trees a host cannot boot or let anyone log in without. */
 const VITAL =
   /^\/(etc\/(passwd|shadow|group|gshadow|fstab|sudoers|sudoers\.d(\/.*)?|crypttab|default\/grub|network\/interfaces|nsswitch\.conf|pam\.d(\/.*)?|security(\/.*)?|shells|login\.defs|ld\.so\.preload|ld\.so\.conf|inittab|kernel\/cmdline|initramfs-tools(\/.*)?|pve(\/.*)?|ssh\/sshd_config)|boot(\/.*)?|(usr\/)?(s?bin|lib|lib64)(\/.*)?|root\/\.ssh\/authorized_keys)$/;
@@ -87,11 +88,31 @@ export function couldBeSecret(word: Word, cwd: string | undefined): boolean {
 }
 
 const SECRET_SAMPLES = [
-  "/etc/shadow", "/etc/gshadow", "/etc/pve/priv/authkey.key", "/etc/pve/priv", "/root/.ssh/id_rsa", "/root/.ssh", "/home/u/.ssh/id_ed25519",
-  "/root/.pgpass", "/root/.kube/config", "/etc/ssl/private/server.key", "/etc/wireguard/wg0.conf", "/proc/1/environ",
+  "/etc/shadow",
+  "/etc/gshadow",
+  "/etc/pve/priv/authkey.key",
+  "/etc/pve/priv",
+  "/root/.ssh/id_rsa",
+  "/root/.ssh",
+  "/home/u/.ssh/id_ed25519",
+  "/root/.pgpass",
+  "/root/.kube/config",
+  "/etc/ssl/private/server.key",
+  "/etc/wireguard/wg0.conf",
+  "/proc/1/environ",
 ];
 /** Names that are secret wherever they are. */
-const SECRET_BASENAMES = ["id_rsa", "id_ed25519", "server.key", "kubeconfig", "secret.env", "credentials", "secrets.yaml", "privkey.pem", "store.p12"];
+const SECRET_BASENAMES = [
+  "id_rsa",
+  "id_ed25519",
+  "server.key",
+  "kubeconfig",
+  "secret.env",
+  "credentials",
+  "secrets.yaml",
+  "privkey.pem",
+  "store.p12",
+];
 
 function globToRegExp(glob: string): RegExp {
   let re = "";
@@ -103,7 +124,10 @@ function globToRegExp(glob: string): RegExp {
       const end = glob.indexOf("]", i + 1);
       if (end < 0) re += "\\[";
       else {
-        re += `[${glob.slice(i + 1, end).replace(/^!/, "^").replace(/\\/g, "\\\\")}]`;
+        re += `[${glob
+          .slice(i + 1, end)
+          .replace(/^!/, "^")
+          .replace(/\\/g, "\\\\")}]`;
         i = end;
       }
     } else re += c.replace(/[.+^${}()|\\]/g, "\\$&");
@@ -124,7 +148,11 @@ export interface Effect {
 export function writeEffect(target: Word, cwd: string | undefined, verb = "writes"): Effect | undefined {
   const path = resolvePath(target, cwd);
   if (isNullSink(path)) return undefined;
-  if (path === undefined) return { risk: "destructive", reason: `${verb} \`${target.text}\`, a path only known when it runs (it could be a disk or /etc/passwd)` };
+  if (path === undefined)
+    return {
+      risk: "destructive",
+      reason: `${verb} \`${target.text}\`, a path only known when it runs (it could be a disk or /etc/passwd)`,
+    };
   if (isBlockDevice(path)) return { risk: "destructive", reason: `${verb} onto the block device ${path}` };
   if (isKernelTrigger(path)) return { risk: "destructive", reason: `${verb} ${path}, which reboots, halts or removes hardware` };
   if (isVitalFile(path)) return { risk: "destructive", reason: `${verb} ${path}, which the host needs to boot or let anyone log in` };
@@ -138,7 +166,8 @@ export function removeEffect(target: Word, cwd: string | undefined, recursive: b
   if (path === undefined) return { risk: "destructive", reason: `removes \`${target.text}\`, a path only known when it runs` };
   if (isTemporaryPath(path)) return { risk: "config_mutation", reason: `removes temporary ${path}` };
   if (recursive) return { risk: "destructive", reason: `removes ${path} and everything under it` };
-  if (isBlockDevice(path) || isVitalFile(path) || isSystemTree(path)) return { risk: "destructive", reason: `removes ${path}, which the host needs` };
+  if (isBlockDevice(path) || isVitalFile(path) || isSystemTree(path))
+    return { risk: "destructive", reason: `removes ${path}, which the host needs` };
   return { risk: "config_mutation", reason: `removes ${path}` };
 }
 

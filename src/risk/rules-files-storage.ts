@@ -2,7 +2,20 @@
 // storage (zfs, zpool, LVM, partitioning, mkfs, wipefs, mdadm, cryptsetup):
 // where data is lost for good.
 import { isTemporaryPath, resolvePath, writeEffect } from "./paths.js";
-import { afterOptions, atLeast, bySubcommand, type Classification, cm, de, has, merge, positional, type Rule, ro, texts, via } from "./rule-kit.js";
+import {
+  afterOptions,
+  atLeast,
+  bySubcommand,
+  type Classification,
+  cm,
+  de,
+  has,
+  merge,
+  positional,
+  type Rule,
+  ro,
+  via,
+} from "./rule-kit.js";
 
 export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   // ─── files ─────────────────────────────────────────────────────────────────
@@ -22,7 +35,9 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
       }
       if (["-exec", "-execdir", "-ok", "-okdir"].includes(t)) {
         const end = args.findIndex((a, j) => j > i && (a.text === ";" || a.text === "+"));
-        const inner = args.slice(i + 1, end < 0 ? undefined : end).map((w) => (w.text.includes("{}") ? { text: "<found>", dynamic: true, expanded: true } : w));
+        const inner = args
+          .slice(i + 1, end < 0 ? undefined : end)
+          .map((w) => (w.text.includes("{}") ? { text: "<found>", dynamic: true, expanded: true } : w));
         parts.push(inner.length > 0 ? ctx.classifyWords(inner) : cm("`find -exec` without a command"));
       }
       if (["-fprint", "-fprint0", "-fprintf", "-fls"].includes(t) && args[i + 1]) {
@@ -35,11 +50,16 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   // `sed '1e reboot'` runs reboot; `s/x/y/e` runs the pattern space.
   rules.set("sed", (args, ctx) => {
     const parts: Classification[] = [ro()];
-    if (has(args, "-i", "--in-place") || args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith("--in-place"))) parts.push(cm("`sed -i` edits files in place"));
+    if (has(args, "-i", "--in-place") || args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith("--in-place")))
+      parts.push(cm("`sed -i` edits files in place"));
     for (const a of args) {
       if (a.text.startsWith("-")) continue;
       for (const m of a.text.matchAll(/(?:^|[;\n{}])\s*(?:\d+|\$|\/[^/]*\/)?(?:,(?:\d+|\$|\/[^/]*\/))?\s*!?\s*e(?:\s+([^;\n}]*))?/g))
-        parts.push(m[1]?.trim() ? atLeast(via("the sed script runs a command (e)", ctx.classifyLine(m[1].trim())), cm("`sed e` runs a command")) : cm("`sed e` runs the pattern space as a command"));
+        parts.push(
+          m[1]?.trim()
+            ? atLeast(via("the sed script runs a command (e)", ctx.classifyLine(m[1].trim())), cm("`sed e` runs a command"))
+            : cm("`sed e` runs the pattern space as a command"),
+        );
       if (/s(.)(?:(?!\1).)*\1(?:(?!\1).)*\1[gpiIm0-9w]*e/.test(a.text)) parts.push(cm("`sed s///e` runs the result as a command"));
     }
     return merge(...parts);
@@ -68,7 +88,8 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   });
   rules.set("curl", (args) => {
     // Output files (-o, -D, -c...) are judged by effects.ts.
-    if (has(args, "-O", "--remote-name", "--remote-name-all", "-T", "--upload-file", "-K", "--config")) return cm("`curl` writes a file named by the server, uploads, or reads a config");
+    if (has(args, "-O", "--remote-name", "--remote-name-all", "-T", "--upload-file", "-K", "--config"))
+      return cm("`curl` writes a file named by the server, uploads, or reads a config");
     const method = args.findIndex((a) => a.text === "-X" || a.text === "--request");
     if (method >= 0 && !/^(GET|HEAD|OPTIONS)$/i.test(args[method + 1]?.text ?? ""))
       return cm(`\`curl -X ${args[method + 1]?.text}\` changes a remote resource`);
@@ -97,14 +118,36 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
     const run: Classification[] = [];
     for (let i = 0; i < args.length; i++) {
       const t = args[i]!.text;
-      const setting = t === "-c" ? args[i + 1]?.text : t.startsWith("-c") && t.length > 2 ? t.slice(2) : t.startsWith("--config-env=") ? t.slice(13) : undefined;
+      const setting =
+        t === "-c"
+          ? args[i + 1]?.text
+          : t.startsWith("-c") && t.length > 2
+            ? t.slice(2)
+            : t.startsWith("--config-env=")
+              ? t.slice(13)
+              : undefined;
       if (setting === undefined) continue;
       const [key = "", ...v] = setting.split("=");
       const value = v.join("=");
-      if (/fsmonitor|pager|editor|sshcommand|askpass|^alias\.|hookspath|\.command$|textconv|external|helper|program|gitproxy|\.(clean|smudge|process)$|sequence\.editor|core\.hooksPath/i.test(key))
-        run.push(cm(`runs a command given in git's ${key}`), value ? via(`runs a command given in git's ${key}`, ctx.classifyLine(value.replace(/^!/, ""))) : ro());
+      if (
+        /fsmonitor|pager|editor|sshcommand|askpass|^alias\.|hookspath|\.command$|textconv|external|helper|program|gitproxy|\.(clean|smudge|process)$|sequence\.editor|core\.hooksPath/i.test(
+          key,
+        )
+      )
+        run.push(
+          cm(`runs a command given in git's ${key}`),
+          value ? via(`runs a command given in git's ${key}`, ctx.classifyLine(value.replace(/^!/, ""))) : ro(),
+        );
     }
-    if (args.some((a) => a.text.startsWith("--exec-path") || a.text === "--ext-diff" || a.text.startsWith("--upload-pack") || a.text.startsWith("--receive-pack")))
+    if (
+      args.some(
+        (a) =>
+          a.text.startsWith("--exec-path") ||
+          a.text === "--ext-diff" ||
+          a.text.startsWith("--upload-pack") ||
+          a.text.startsWith("--receive-pack"),
+      )
+    )
       run.push(cm("git is told to run another program (--exec-path, --ext-diff, --upload-pack)"));
     if (run.length > 0) return merge(...run);
     const rest = afterOptions(args, ["-C", "-c"]);

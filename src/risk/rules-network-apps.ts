@@ -1,7 +1,7 @@
 // Rules for firewalls (iptables, nft, ufw), containers (docker, podman,
 // docker compose, with docker exec looked through) and databases (psql,
 // mysql, redis-cli).
-import { afterOptions, type Classification, cm, de, has, merge, positional, type Rule, ro, texts } from "./rule-kit.js";
+import { afterOptions, cm, de, has, merge, positional, type Rule, ro, texts } from "./rule-kit.js";
 import { sqlArgs, sqlRisk } from "./sql.js";
 
 export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
@@ -101,13 +101,13 @@ export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
     const sqls = sqlArgs(args, ["-c", "--command"]);
     if (sqls.length > 0) return merge(...sqls.map((q) => sqlRisk(q, "psql")));
     if (has(args, "-l", "--list")) return ro();
-    if (ctx.stdin.kind === "text") return sqlRisk(ctx.stdin.text, "psql");
+    if (ctx.stdin.kind === "text") return merge(sqlRisk(ctx.stdin.text, "psql"), cm("`psql` runs SQL from its input"));
     return cm("`psql` runs SQL this check cannot see");
   });
   rules.set("mysql", (args, ctx) => {
     const sqls = sqlArgs(args, ["-e", "--execute"]);
     if (sqls.length > 0) return merge(...sqls.map((q) => sqlRisk(q, "mysql")));
-    if (ctx.stdin.kind === "text") return sqlRisk(ctx.stdin.text, "mysql");
+    if (ctx.stdin.kind === "text") return merge(sqlRisk(ctx.stdin.text, "mysql"), cm("`mysql` runs SQL from its input"));
     return cm("`mysql` runs SQL this check cannot see");
   });
   rules.set("mariadb", rules.get("mysql")!);

@@ -149,6 +149,8 @@ export function matchShape(shape: Shape, args: Word[], label: string): ShapeMatc
   if (shape.sub) {
     const head = parseArgs(shape, args, label, true);
     if ("error" in head) return { ok: false, reason: head.error };
+    const pathy = outputToPath(head.parsed, label);
+    if (pathy) return { ok: false, reason: pathy };
     const subWord = head.rest[0];
     if (!subWord) {
       const none = shape.sub[""];
@@ -167,12 +169,20 @@ export function matchShape(shape: Shape, args: Word[], label: string): ShapeMatc
   if (shape.custom) {
     const veto = shape.check?.(args, { options: [], operands: [] }) ?? (shape.check ? undefined : "no check");
     if (veto) return { ok: false, reason: veto };
-    const roots = args.slice(0, Math.max(0, args.findIndex((a) => /^[-!(]/.test(a.text))) || args.length);
+    const roots = args.slice(
+      0,
+      Math.max(
+        0,
+        args.findIndex((a) => /^[-!(]/.test(a.text)),
+      ) || args.length,
+    );
     return { ok: true, why: shape.why, reads: [], stats: roots };
   }
   const got = parseArgs(shape, args, label, false);
   if ("error" in got) return { ok: false, reason: got.error };
   const { parsed } = got;
+  const pathy = outputToPath(parsed, label);
+  if (pathy) return { ok: false, reason: pathy };
   if (shape.operands === "none" && parsed.operands.length > 0)
     return { ok: false, reason: `\`${label}\` with an operand (\`${parsed.operands[0]!.text}\`) is not on the read-only list` };
   if (shape.maxOperands !== undefined && parsed.operands.length > shape.maxOperands)
@@ -185,4 +195,15 @@ export function matchShape(shape: Shape, args: Word[], label: string): ShapeMatc
     reads: shape.operands === "read" ? parsed.operands : [],
     stats: shape.operands === "stat" ? parsed.operands : [],
   };
+}
+
+/** --output, -o and friends choose columns or formats on these shapes; given a path, they may be writing it somewhere. */
+function outputToPath(parsed: ParsedArgs, label: string): string | undefined {
+  const o = parsed.options.find(
+    (x) =>
+      /^(-o|-O|--output|--output-file|--out|--log-file|--write)$/.test(x.name) &&
+      x.value?.text.includes("/") &&
+      !/^\/dev\/(null|stdout|stderr)$/.test(x.value.text),
+  );
+  return o ? `\`${label} ${o.name} ${o.value!.text}\` names a path: it may write there` : undefined;
 }

@@ -19,13 +19,18 @@ export function sqlArgs(args: Word[], names: string[]): string[] {
 }
 
 const LISTING_META = /^\\(l\+?|d[tivsnufbmxgpyTDEFo]*\+?S?|conninfo|x|timing|encoding|dn\+?|du\+?|dx\+?|q|\?|h)(\s|$)/;
-const DANGEROUS_FUNCTIONS = /\b(pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|lo_import|lo_export|lo_unlink|dblink\w*|pg_terminate_backend|pg_cancel_backend|set_config|pg_reload_conf|pg_rotate_logfile|pg_promote|nextval|setval|pg_advisory\w*|pg_switch_wal|pg_create\w*|pg_drop\w*|load_file|sys_exec|sys_eval|sleep|benchmark|txid_current)\s*\(/i;
+const DANGEROUS_FUNCTIONS =
+  /\b(pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|lo_import|lo_export|lo_unlink|dblink\w*|pg_terminate_backend|pg_cancel_backend|set_config|pg_reload_conf|pg_rotate_logfile|pg_promote|nextval|setval|pg_advisory\w*|pg_switch_wal|pg_create\w*|pg_drop\w*|load_file|sys_exec|sys_eval|sleep|benchmark|txid_current)\s*\(/i;
 
 export function sqlRisk(sql: string, tool: string): Classification {
   if (/\b(drop\s+(database|schema|table|owned)|truncate\b|dropdb)/i.test(sql)) return de(`\`${tool}\` drops or truncates data`);
   if (/\bdelete\s+from\b/i.test(sql) && !/\bwhere\b/i.test(sql)) return de(`\`${tool}\` deletes every row of a table`);
-  if (/\bcopy\b[\s\S]*\b(to|from)\s+program\b/i.test(sql) || /(^|\s)\\!|^\s*system\s/im.test(sql)) return cm(`\`${tool}\` runs a program from SQL (COPY ... PROGRAM, \\!, system)`);
-  const statements = sql.split(/;|\n/).map((s) => s.trim()).filter(Boolean);
+  if (/\bcopy\b[\s\S]*\b(to|from)\s+program\b/i.test(sql) || /(^|\s)\\!|^\s*system\s/im.test(sql))
+    return cm(`\`${tool}\` runs a program from SQL (COPY ... PROGRAM, \\!, system)`);
+  const statements = sql
+    .split(/;|\n/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   const readOnly = statements.every(
     (s) =>
       (LISTING_META.test(s) || /^(select|show|explain|describe|desc|table|values)\b/i.test(s)) &&

@@ -10,7 +10,19 @@
 // be"). A wrapper that itself changes something (systemd-run creates a unit,
 // flock a lock file, at a job) is at least config_mutation.
 import { writeEffect } from "./paths.js";
-import { atLeast, type Classification, cm, de, lookedThrough, merge, type Rule, type RuleContext, ro, type Stdin, via } from "./rule-kit.js";
+import {
+  atLeast,
+  type Classification,
+  cm,
+  de,
+  lookedThrough,
+  merge,
+  type Rule,
+  type RuleContext,
+  ro,
+  type Stdin,
+  via,
+} from "./rule-kit.js";
 import type { Word } from "./shell-words.js";
 
 /** The names registerWrapperRules handles: the read-only allowlist does not apply to them, their inner command's does. */
@@ -26,7 +38,10 @@ interface WrapperSpec {
 }
 
 /** Splits a wrapper's words into its options and the command it runs; `uncertain` when an option was not recognised. */
-export function splitWrapper(args: Word[], spec: WrapperSpec): { options: { name: string; value?: Word }[]; command: Word[]; uncertain: boolean } {
+export function splitWrapper(
+  args: Word[],
+  spec: WrapperSpec,
+): { options: { name: string; value?: Word }[]; command: Word[]; uncertain: boolean } {
   const valued = new Set(spec.valued ?? []);
   const flags = new Set(spec.flags ?? []);
   const options: { name: string; value?: Word }[] = [];
@@ -117,11 +132,36 @@ function wrapper(spec: WrapperSpec, whenEmpty: (name: string) => Classification,
 
 const opensShell = (name: string) => cm(`\`${name}\` without a command opens a shell`);
 const SHELLS = ["bash", "sh", "dash", "zsh", "ksh", "ash", "mksh", "fish", "busybox-sh", "rbash"];
-const INTERPRETERS = ["python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh", "Rscript", "pwsh", "deno", "bun", "osascript", "jshell", "groovy", "irb", "expect"];
+const INTERPRETERS = [
+  "python",
+  "python2",
+  "python3",
+  "perl",
+  "ruby",
+  "node",
+  "nodejs",
+  "php",
+  "lua",
+  "tclsh",
+  "Rscript",
+  "pwsh",
+  "deno",
+  "bun",
+  "osascript",
+  "jshell",
+  "groovy",
+  "irb",
+  "expect",
+];
 
 /** Runs a script text: its risk is the line's, or "unknown script" when the text is not known. */
 function runsScript(ctx: RuleContext, stdin: Stdin, name: string): Classification {
-  if (stdin.kind === "text") return atLeast(ctx.classifyLine(stdin.text, { kind: "none" }), ro());
+  // A script piped or here-documented into a shell is at least config_mutation, whatever it says.
+  if (stdin.kind === "text")
+    return atLeast(
+      via(`\`${name}\` runs the script on its input`, ctx.classifyLine(stdin.text, { kind: "none" })),
+      cm(`\`${name}\` runs a script from its input`),
+    );
   if (stdin.kind === "unknown") return cm(`\`${name}\` runs a script it reads from ${stdin.from}, which this check cannot see`);
   return cm(`\`${name}\` without a script opens a shell`);
 }
@@ -130,7 +170,11 @@ function runsScript(ctx: RuleContext, stdin: Stdin, name: string): Classificatio
 function inlineCode(code: string, ctx: RuleContext, name: string): Classification {
   const parts: Classification[] = [cm(`\`${name}\` runs a program this check cannot read`)];
   for (const m of code.matchAll(/(["'`])((?:\\.|(?!\1).)*)\1/g)) parts.push(ctx.classifyLine(m[2]!));
-  if (/\/dev\/(sd|nvme|vd|hd|xvd|mmcblk|md|dm-|mapper|disk|zd)|\/proc\/sysrq-trigger|\/etc\/(passwd|shadow|fstab|group|sudoers)|\/boot\b/.test(code))
+  if (
+    /\/dev\/(sd|nvme|vd|hd|xvd|mmcblk|md|dm-|mapper|disk|zd)|\/proc\/sysrq-trigger|\/etc\/(passwd|shadow|fstab|group|sudoers)|\/boot\b/.test(
+      code,
+    )
+  )
     parts.push(de(`\`${name}\` code names a disk, /proc/sysrq-trigger or a file the host needs`));
   if (/\b(reboot|poweroff|shutdown|halt|mkfs|wipefs|rmtree|rm\s+-rf|unlink|os\.remove|shutil)\b/.test(code))
     parts.push(de(`\`${name}\` code names a destructive operation`));
@@ -144,20 +188,100 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
   };
 
   set("sudo", (args, ctx) => {
-    const spec = { valued: ["-u", "-g", "-U", "-C", "-h", "-p", "-r", "-t", "-D", "-R", "-T", "--user", "--group", "--prompt", "--chdir", "--close-from", "--other-user", "--host", "--role", "--type", "--command-timeout"], flags: ["-n", "-E", "-H", "-S", "-P", "-A", "-k", "-K", "-l", "-v", "-b", "-i", "-s", "--non-interactive", "--preserve-env", "--set-home", "--stdin", "--login", "--shell", "--list", "--validate", "--reset-timestamp", "--remove-timestamp", "--background", "--askpass"] };
+    const spec = {
+      valued: [
+        "-u",
+        "-g",
+        "-U",
+        "-C",
+        "-h",
+        "-p",
+        "-r",
+        "-t",
+        "-D",
+        "-R",
+        "-T",
+        "--user",
+        "--group",
+        "--prompt",
+        "--chdir",
+        "--close-from",
+        "--other-user",
+        "--host",
+        "--role",
+        "--type",
+        "--command-timeout",
+      ],
+      flags: [
+        "-n",
+        "-E",
+        "-H",
+        "-S",
+        "-P",
+        "-A",
+        "-k",
+        "-K",
+        "-l",
+        "-v",
+        "-b",
+        "-i",
+        "-s",
+        "--non-interactive",
+        "--preserve-env",
+        "--set-home",
+        "--stdin",
+        "--login",
+        "--shell",
+        "--list",
+        "--validate",
+        "--reset-timestamp",
+        "--remove-timestamp",
+        "--background",
+        "--askpass",
+      ],
+    };
     const { options, command, uncertain } = splitWrapper(args, spec);
     if (uncertain) return worstReading(args, ctx);
     if (opt(options, "-b", "--background")) return atLeast(ctx.classifyWords(command), cm("`sudo -b` runs in the background"));
     if (opt(options, "-i", "-s", "--login", "--shell"))
       return command.length > 0 ? ctx.classifyLine(command.map((w) => w.text).join(" ")) : runsScript(ctx, ctx.stdin, "sudo -s");
-    if (command.length === 0) return options.some((o) => ["-l", "-v", "-k", "-K", "--list", "--validate"].includes(o.name)) ? ro() : cm("`sudo` opens a root shell");
+    if (command.length === 0)
+      return options.some((o) => ["-l", "-v", "-k", "-K", "--list", "--validate"].includes(o.name))
+        ? ro()
+        : cm("`sudo` opens a root shell");
     return ctx.classifyWords(command);
   });
   set("doas", wrapper({ valued: ["-u", "-C"], flags: ["-n", "-s"] }, opensShell));
-  set("run0", wrapper({ valued: ["-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv", "--unit", "--property", "--description", "--slice", "--nice"], flags: ["--no-ask-password"] }, opensShell, () => cm("`run0` starts a transient unit")));
+  set(
+    "run0",
+    wrapper(
+      {
+        valued: [
+          "-u",
+          "--user",
+          "-g",
+          "--group",
+          "-D",
+          "--chdir",
+          "--setenv",
+          "--unit",
+          "--property",
+          "--description",
+          "--slice",
+          "--nice",
+        ],
+        flags: ["--no-ask-password"],
+      },
+      opensShell,
+      () => cm("`run0` starts a transient unit"),
+    ),
+  );
   set("pkexec", wrapper({ valued: ["--user"], flags: ["--disable-internal-agent", "--keep-cwd"] }, opensShell));
   set("env", (args, ctx) => {
-    const spec = { valued: ["-u", "--unset", "-C", "--chdir", "-S", "--split-string", "--default-signal", "--ignore-signal", "--block-signal", "-P"], flags: ["-i", "-", "-0", "--ignore-environment", "--null", "-v", "--debug", "--list-signal-handling"] };
+    const spec = {
+      valued: ["-u", "--unset", "-C", "--chdir", "-S", "--split-string", "--default-signal", "--ignore-signal", "--block-signal", "-P"],
+      flags: ["-i", "-", "-0", "--ignore-environment", "--null", "-v", "--debug", "--list-signal-handling"],
+    };
     const { options, command, uncertain } = splitWrapper(args, spec);
     if (uncertain) return worstReading(args, ctx);
     const split = opt(options, "-S", "--split-string");
@@ -175,30 +299,108 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
     if (i >= command.length) return merge(ro(), ...parts);
     return merge(ctx.classifyWords(command.slice(i)), ...parts);
   });
-  set("nice", wrapper({ valued: ["-n", "--adjustment"] }, () => ro()));
-  set("ionice", wrapper({ valued: ["-c", "-n", "--class", "--classdata"], flags: ["-t", "--ignore"] }, () => cm("`ionice` without a command changes a process")));
-  set("nohup", wrapper({}, () => cm("`nohup` without a command"), () => cm("`nohup` detaches the command and may write nohup.out")));
+  set(
+    "nice",
+    wrapper({ valued: ["-n", "--adjustment"] }, () => ro()),
+  );
+  set(
+    "ionice",
+    wrapper({ valued: ["-c", "-n", "--class", "--classdata"], flags: ["-t", "--ignore"] }, () =>
+      cm("`ionice` without a command changes a process"),
+    ),
+  );
+  set(
+    "nohup",
+    wrapper(
+      {},
+      () => cm("`nohup` without a command"),
+      () => cm("`nohup` detaches the command and may write nohup.out"),
+    ),
+  );
   set("time", (args, ctx) => {
-    const { options, command, uncertain } = splitWrapper(args, { valued: ["-f", "-o", "--format", "--output"], flags: ["-p", "-v", "-a", "-q", "--portability", "--verbose", "--append", "--quiet"] });
+    const { options, command, uncertain } = splitWrapper(args, {
+      valued: ["-f", "-o", "--format", "--output"],
+      flags: ["-p", "-v", "-a", "-q", "--portability", "--verbose", "--append", "--quiet"],
+    });
     if (uncertain) return worstReading(args, ctx);
     const out = opt(options, "-o", "--output");
     const w = out?.value ? writeEffect(out.value, ctx.cwd, "writes timings to") : undefined;
     const inner = command.length > 0 ? ctx.classifyWords(command) : ro();
     return w ? merge(inner, { risk: w.risk, reasons: [w.reason] }) : inner;
   });
-  set("exec", wrapper({ valued: ["-a"], flags: ["-c", "-l"] }, () => ro()));
-  set("stdbuf", wrapper({ valued: ["-i", "-o", "-e", "--input", "--output", "--error"] }, () => cm("`stdbuf` without a command")));
-  set("setsid", wrapper({ flags: ["-f", "-w", "-c", "--fork", "--wait", "--ctty"] }, () => cm("`setsid` without a command")));
-  set("timeout", wrapper({ valued: ["-s", "-k", "--signal", "--kill-after"], flags: ["--preserve-status", "--foreground", "-v", "--verbose"], skip: 1 }, () => cm("`timeout` without a command")));
+  set(
+    "exec",
+    wrapper({ valued: ["-a"], flags: ["-c", "-l"] }, () => ro()),
+  );
+  set(
+    "stdbuf",
+    wrapper({ valued: ["-i", "-o", "-e", "--input", "--output", "--error"] }, () => cm("`stdbuf` without a command")),
+  );
+  set(
+    "setsid",
+    wrapper({ flags: ["-f", "-w", "-c", "--fork", "--wait", "--ctty"] }, () => cm("`setsid` without a command")),
+  );
+  set(
+    "timeout",
+    wrapper(
+      { valued: ["-s", "-k", "--signal", "--kill-after"], flags: ["--preserve-status", "--foreground", "-v", "--verbose"], skip: 1 },
+      () => cm("`timeout` without a command"),
+    ),
+  );
   set("watch", (args, ctx) => {
-    const { options, command, uncertain } = splitWrapper(args, { valued: ["-n", "--interval", "-q", "--equexit", "-s", "--shotsdir"], flags: ["-d", "--differences", "-t", "--no-title", "-x", "--exec", "-b", "--beep", "-e", "--errexit", "-g", "--chgexit", "-c", "--color", "-p", "--precise", "-w", "--no-wrap", "-C", "--no-color", "-r", "--no-rerun"] });
+    const { options, command, uncertain } = splitWrapper(args, {
+      valued: ["-n", "--interval", "-q", "--equexit", "-s", "--shotsdir"],
+      flags: [
+        "-d",
+        "--differences",
+        "-t",
+        "--no-title",
+        "-x",
+        "--exec",
+        "-b",
+        "--beep",
+        "-e",
+        "--errexit",
+        "-g",
+        "--chgexit",
+        "-c",
+        "--color",
+        "-p",
+        "--precise",
+        "-w",
+        "--no-wrap",
+        "-C",
+        "--no-color",
+        "-r",
+        "--no-rerun",
+      ],
+    });
     if (uncertain) return worstReading(args, ctx);
     if (command.length === 0) return cm("`watch` without a command");
     // Without -x, watch hands its words, joined, to `sh -c`.
     return opt(options, "-x", "--exec") ? ctx.classifyWords(command) : ctx.classifyLine(command.map((w) => w.text).join(" "));
   });
   set("flock", (args, ctx) => {
-    const { options, command, uncertain } = splitWrapper(args, { valued: ["-w", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"], flags: ["-s", "-x", "-e", "-n", "-u", "-o", "-F", "--shared", "--exclusive", "--nonblock", "--unlock", "--close", "--no-fork", "--verbose", "--nb"] });
+    const { options, command, uncertain } = splitWrapper(args, {
+      valued: ["-w", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"],
+      flags: [
+        "-s",
+        "-x",
+        "-e",
+        "-n",
+        "-u",
+        "-o",
+        "-F",
+        "--shared",
+        "--exclusive",
+        "--nonblock",
+        "--unlock",
+        "--close",
+        "--no-fork",
+        "--verbose",
+        "--nb",
+      ],
+    });
     const floor = cm("`flock` creates its lock file");
     if (uncertain) return atLeast(worstReading(args, ctx), floor);
     const script = opt(options, "-c", "--command");
@@ -210,7 +412,20 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
   });
   set("runuser", (args, ctx) => suLike(args, ctx, "runuser"));
   set("su", (args, ctx) => suLike(args, ctx, "su"));
-  set("sg", (args, ctx) => (args[1] ? atLeast(ctx.classifyLine(args.slice(1).map((w) => w.text).filter((t) => t !== "-c").join(" ")), ro()) : cm("`sg` opens a shell")));
+  set("sg", (args, ctx) =>
+    args[1]
+      ? atLeast(
+          ctx.classifyLine(
+            args
+              .slice(1)
+              .map((w) => w.text)
+              .filter((t) => t !== "-c")
+              .join(" "),
+          ),
+          ro(),
+        )
+      : cm("`sg` opens a shell"),
+  );
   set("command", (args, ctx) => {
     const { options, command, uncertain } = splitWrapper(args, { flags: ["-p", "-v", "-V"] });
     if (uncertain) return worstReading(args, ctx);
@@ -219,7 +434,44 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
   });
   set("builtin", (args, ctx) => (args.length > 0 ? ctx.classifyWords(args) : ro()));
   set("xargs", (args, ctx) => {
-    const spec = { valued: ["-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "--arg-file", "--max-args", "--max-procs", "--delimiter", "--max-lines", "--max-chars", "--eof", "--replace", "--process-slot-var"], flags: ["-0", "-r", "-t", "-p", "-x", "-o", "-i", "-e", "-l", "--null", "--no-run-if-empty", "--verbose", "--interactive", "--exit", "--open-tty"] };
+    const spec = {
+      valued: [
+        "-I",
+        "-n",
+        "-P",
+        "-d",
+        "-L",
+        "-s",
+        "-E",
+        "-a",
+        "--arg-file",
+        "--max-args",
+        "--max-procs",
+        "--delimiter",
+        "--max-lines",
+        "--max-chars",
+        "--eof",
+        "--replace",
+        "--process-slot-var",
+      ],
+      flags: [
+        "-0",
+        "-r",
+        "-t",
+        "-p",
+        "-x",
+        "-o",
+        "-i",
+        "-e",
+        "-l",
+        "--null",
+        "--no-run-if-empty",
+        "--verbose",
+        "--interactive",
+        "--exit",
+        "--open-tty",
+      ],
+    };
     const { command, uncertain } = splitWrapper(args, spec);
     // xargs appends words it reads: unknown words, which may be options or paths.
     const input: Word = { text: "<input>", dynamic: true, expanded: true };
@@ -231,11 +483,138 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
     const before = cut < 0 ? args : args.slice(0, cut);
     return atLeast(worstReading(before, ctx, [{ text: "<input>", dynamic: true, expanded: true }]), ro());
   });
-  set("nsenter", wrapper({ valued: ["-t", "--target", "-S", "--setuid", "-G", "--setgid", "--wd", "-w"], flags: ["-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-a", "-r", "-F", "-Z", "--all", "--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time", "--preserve-credentials", "--no-fork", "--root", "--follow-context"] }, opensShell, () => cm("`nsenter` runs in another process's namespaces (often the host's)")));
-  set("chroot", wrapper({ valued: ["--userspec", "--groups"], flags: ["--skip-chdir"], skip: 1 }, opensShell, () => cm("`chroot` runs in another root")));
-  set("unshare", wrapper({ valued: ["--propagation", "--setgroups", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"], flags: ["-m", "-u", "-i", "-n", "-p", "-U", "-C", "-T", "-f", "-r", "-c", "--mount", "--uts", "--ipc", "--net", "--pid", "--user", "--cgroup", "--time", "--fork", "--map-root-user", "--map-current-user", "--mount-proc", "--kill-child"] }, opensShell));
+  set(
+    "nsenter",
+    wrapper(
+      {
+        valued: ["-t", "--target", "-S", "--setuid", "-G", "--setgid", "--wd", "-w"],
+        flags: [
+          "-m",
+          "-u",
+          "-i",
+          "-n",
+          "-p",
+          "-U",
+          "-C",
+          "-T",
+          "-a",
+          "-r",
+          "-F",
+          "-Z",
+          "--all",
+          "--mount",
+          "--uts",
+          "--ipc",
+          "--net",
+          "--pid",
+          "--user",
+          "--cgroup",
+          "--time",
+          "--preserve-credentials",
+          "--no-fork",
+          "--root",
+          "--follow-context",
+        ],
+      },
+      opensShell,
+      () => cm("`nsenter` runs in another process's namespaces (often the host's)"),
+    ),
+  );
+  set(
+    "chroot",
+    wrapper({ valued: ["--userspec", "--groups"], flags: ["--skip-chdir"], skip: 1 }, opensShell, () =>
+      cm("`chroot` runs in another root"),
+    ),
+  );
+  set(
+    "unshare",
+    wrapper(
+      {
+        valued: ["--propagation", "--setgroups", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"],
+        flags: [
+          "-m",
+          "-u",
+          "-i",
+          "-n",
+          "-p",
+          "-U",
+          "-C",
+          "-T",
+          "-f",
+          "-r",
+          "-c",
+          "--mount",
+          "--uts",
+          "--ipc",
+          "--net",
+          "--pid",
+          "--user",
+          "--cgroup",
+          "--time",
+          "--fork",
+          "--map-root-user",
+          "--map-current-user",
+          "--mount-proc",
+          "--kill-child",
+        ],
+      },
+      opensShell,
+    ),
+  );
   set("systemd-run", (args, ctx) => {
-    const spec = { valued: ["-u", "--unit", "-p", "--property", "--description", "--slice", "-E", "--setenv", "--uid", "--gid", "--nice", "-M", "--machine", "-H", "--host", "--on-active", "--on-boot", "--on-startup", "--on-unit-active", "--on-unit-inactive", "--on-calendar", "--on-clock-change", "--timer-property", "--path-property", "--socket-property", "--working-directory", "--service-type"], flags: ["--scope", "--user", "--system", "-t", "--pty", "-P", "--pipe", "-q", "--quiet", "-r", "--remain-after-exit", "--wait", "-G", "--collect", "--no-block", "--no-ask-password", "-S", "--shell", "-d", "--same-dir"] };
+    const spec = {
+      valued: [
+        "-u",
+        "--unit",
+        "-p",
+        "--property",
+        "--description",
+        "--slice",
+        "-E",
+        "--setenv",
+        "--uid",
+        "--gid",
+        "--nice",
+        "-M",
+        "--machine",
+        "-H",
+        "--host",
+        "--on-active",
+        "--on-boot",
+        "--on-startup",
+        "--on-unit-active",
+        "--on-unit-inactive",
+        "--on-calendar",
+        "--on-clock-change",
+        "--timer-property",
+        "--path-property",
+        "--socket-property",
+        "--working-directory",
+        "--service-type",
+      ],
+      flags: [
+        "--scope",
+        "--user",
+        "--system",
+        "-t",
+        "--pty",
+        "-P",
+        "--pipe",
+        "-q",
+        "--quiet",
+        "-r",
+        "--remain-after-exit",
+        "--wait",
+        "-G",
+        "--collect",
+        "--no-block",
+        "--no-ask-password",
+        "-S",
+        "--shell",
+        "-d",
+        "--same-dir",
+      ],
+    };
     const { options, command, uncertain } = splitWrapper(args, spec);
     const floor = cm("`systemd-run` starts a transient unit");
     if (uncertain) return atLeast(worstReading(args, ctx), floor);
@@ -243,7 +622,8 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
     return atLeast(ctx.classifyWords(command), floor);
   });
   set("busybox", (args, ctx) => {
-    if (args.length === 0 || args[0]!.text.startsWith("-")) return args.every((a) => /^--list(-full)?$/.test(a.text)) ? ro() : cm("`busybox` with options");
+    if (args.length === 0 || args[0]!.text.startsWith("-"))
+      return args.every((a) => /^--list(-full)?$/.test(a.text)) ? ro() : cm("`busybox` with options");
     return ctx.classifyWords(args);
   });
   set("toybox", rules.get("busybox")!);
@@ -260,7 +640,9 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
         const t = args[i]!.text;
         if (t === "--" || !t.startsWith("-")) {
           const rest = t === "--" ? args.slice(i + 1) : args.slice(i);
-          return rest.length === 0 ? runsScript(ctx, ctx.stdin, name) : cm(`\`${name}\` runs the script file ${rest[0]!.text}, which this check cannot see`);
+          return rest.length === 0
+            ? runsScript(ctx, ctx.stdin, name)
+            : cm(`\`${name}\` runs the script file ${rest[0]!.text}, which this check cannot see`);
         }
         if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(t)) {
           const script = args[i + 1];
@@ -301,7 +683,10 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
   // `hash -p /sbin/reboot ls` makes `ls` run reboot; `alias ls=reboot` in an interactive shell.
   set("hash", (args, ctx) => {
     const p = args.findIndex((a) => a.text === "-p");
-    if (p < 0) return args.every((a) => /^-[lrt]$/.test(a.text) || !a.text.startsWith("-")) && !args.some((a) => a.text === "-r" || a.text === "-d") ? ro() : cm("`hash` changes remembered paths");
+    if (p < 0)
+      return args.every((a) => /^-[lrt]$/.test(a.text) || !a.text.startsWith("-")) && !args.some((a) => a.text === "-r" || a.text === "-d")
+        ? ro()
+        : cm("`hash` changes remembered paths");
     const path = args[p + 1];
     const program = path ? path.text.slice(path.text.lastIndexOf("/") + 1) : "";
     const label = `\`hash -p\` makes a name run ${path?.text ?? "another program"}`;
@@ -309,23 +694,89 @@ export function registerWrapperRules(rules: Map<string, Rule>): void {
   });
   set("alias", (args, ctx) => {
     const defs = args.filter((a) => a.text.includes("="));
+    if (args.some((a) => a.text.startsWith("-") && a.text !== "-p")) return cm("`alias` with an option it does not have");
     if (defs.length === 0) return ro();
     return merge(cm("`alias` redefines a command name"), ...defs.map((d) => ctx.classifyLine(d.text.slice(d.text.indexOf("=") + 1))));
   });
   for (const name of ["at", "batch"]) {
     set(name, (args, ctx) => {
       const floor = cm(`\`${name}\` schedules a job`);
-      if (args.some((a) => /^-[lqcd]$/.test(a.text) || a.text === "-r")) return args.some((a) => a.text === "-l" || a.text === "-c") ? ro() : floor;
+      if (args.some((a) => /^-[lqcd]$/.test(a.text) || a.text === "-r"))
+        return args.some((a) => a.text === "-l" || a.text === "-c") ? ro() : floor;
       if (args.some((a) => a.text === "-f")) return atLeast(cm(`\`${name} -f\` runs a script file this check cannot see`), floor);
       return atLeast(runsScript(ctx, ctx.stdin, name), floor);
     });
   }
   set("script", (args, ctx) => {
     const c = args.findIndex((a) => a.text === "-c" || a.text === "--command");
-    return atLeast(c >= 0 && args[c + 1] ? ctx.classifyLine(args[c + 1]!.text) : cm("`script` opens a shell"), cm("`script` writes a typescript file"));
+    return atLeast(
+      c >= 0 && args[c + 1] ? ctx.classifyLine(args[c + 1]!.text) : cm("`script` opens a shell"),
+      cm("`script` writes a typescript file"),
+    );
   });
   // Terminal multiplexers and process runners that take a command somewhere in their words.
-  for (const name of ["tmux", "screen", "dtach", "abduco", "setpriv", "prlimit", "numactl", "cgexec", "gosu", "su-exec", "sshpass", "strace", "ltrace", "catchsegv", "firejail", "proot", "torsocks", "proxychains", "proxychains4", "faketime", "fakeroot", "eatmydata", "nocache", "systemd-inhibit", "dbus-launch", "dbus-run-session", "xvfb-run", "chronic", "sem", "chpst", "s6-setuidgid", "setuidgid", "start-stop-daemon", "machinectl", "systemd-nspawn", "daemonize", "dumb-init", "tini", "authbind", "cpulimit", "trickle", "valgrind", "perf", "gdb", "entr", "ssh-agent", "direnv", "unbuffer", "chrt", "taskset", "caffeinate", "retry", "ifne", "newgrp", "with-lock-ex", "lckdo", "run-one", "run-this-one", "keep-one-running", "nohup.sh"]) {
+  for (const name of [
+    "tmux",
+    "screen",
+    "dtach",
+    "abduco",
+    "setpriv",
+    "prlimit",
+    "numactl",
+    "cgexec",
+    "gosu",
+    "su-exec",
+    "sshpass",
+    "strace",
+    "ltrace",
+    "catchsegv",
+    "firejail",
+    "proot",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "faketime",
+    "fakeroot",
+    "eatmydata",
+    "nocache",
+    "systemd-inhibit",
+    "dbus-launch",
+    "dbus-run-session",
+    "xvfb-run",
+    "chronic",
+    "sem",
+    "chpst",
+    "s6-setuidgid",
+    "setuidgid",
+    "start-stop-daemon",
+    "machinectl",
+    "systemd-nspawn",
+    "daemonize",
+    "dumb-init",
+    "tini",
+    "authbind",
+    "cpulimit",
+    "trickle",
+    "valgrind",
+    "perf",
+    "gdb",
+    "entr",
+    "ssh-agent",
+    "direnv",
+    "unbuffer",
+    "chrt",
+    "taskset",
+    "caffeinate",
+    "retry",
+    "ifne",
+    "newgrp",
+    "with-lock-ex",
+    "lckdo",
+    "run-one",
+    "run-this-one",
+    "keep-one-running",
+    "nohup.sh",
+  ]) {
     set(name, (args, ctx) => atLeast(worstReading(args, ctx), cm(`\`${name}\` runs another program`)));
   }
   set("run-parts", () => cm("`run-parts` runs every script in a directory"));
@@ -339,7 +790,10 @@ function suLike(args: Word[], ctx: RuleContext, name: string): Classification {
     if (t.startsWith("--command=")) return scriptOf({ ...args[i]!, text: t.slice(10) }, ctx, name);
     if (/^-[lmpf]*c./.test(t)) return scriptOf({ ...args[i]!, text: t.slice(t.indexOf("c") + 1) }, ctx, name);
   }
-  const { command, uncertain } = splitWrapper(args, { valued: ["-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"], flags: ["-", "-l", "--login", "-m", "-p", "--preserve-environment", "-f", "-P", "--pty"] });
+  const { command, uncertain } = splitWrapper(args, {
+    valued: ["-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"],
+    flags: ["-", "-l", "--login", "-m", "-p", "--preserve-environment", "-f", "-P", "--pty"],
+  });
   if (uncertain) return worstReading(args, ctx);
   const userFirst = args.some((a) => a.text === "-u" || a.text === "--user") ? command : command.slice(1);
   if (userFirst.length > 0 && name === "runuser") return ctx.classifyWords(userFirst);
@@ -354,4 +808,5 @@ function scriptOf(script: Word | undefined, ctx: RuleContext, name: string): Cla
 }
 
 /** Environment variables that change no program's choice of what to run or load. */
-export const SAFE_ENV = /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLUMNS|LINES|NO_COLOR|CLICOLOR|DEBIAN_FRONTEND|DEBCONF_NONINTERACTIVE_SEEN|SYSTEMD_COLORS|TMPDIR|COMPOSE_PROJECT_NAME)$/;
+export const SAFE_ENV =
+  /^(LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLUMNS|LINES|NO_COLOR|CLICOLOR|DEBIAN_FRONTEND|DEBCONF_NONINTERACTIVE_SEEN|SYSTEMD_COLORS|TMPDIR|COMPOSE_PROJECT_NAME)$/;
