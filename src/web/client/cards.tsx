@@ -195,6 +195,11 @@ export function ApprovalCard({ approvalId, ctx }: { approvalId: string; ctx: Car
       </header>
       {approval.description && <p class="desc">{approval.description}</p>}
       {approval.command && <pre class="cmd block">{approval.command}</pre>}
+      {approval.riskReason && (
+        <p class="risk-reason">
+          Why {approval.risk?.replace("_", " ")}: {approval.riskReason}
+        </p>
+      )}
       {execution && (
         <div class="exec-line">
           <StatusChip status={execution.status} exitCode={execution.exitCode} />
