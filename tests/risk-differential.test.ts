@@ -4,8 +4,10 @@
 // namespace whose every mount is remounted read-only, with no network (a new
 // network namespace: not even loopback is up), under strace. None may fail
 // with "Read-only file system", and none may start a program that is not its
-// own. Skipped, with the reason printed, where namespaces or strace are not
-// available; each command is killed after 3 s.
+// own. /tmp is a fresh private tmpfs inside the namespace (apt writes a
+// temporary file there to check signatures), so nothing written there
+// survives. Skipped, with the reason printed, where namespaces or strace are
+// not available; each command is killed after 3 s.
 import { spawnSync } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -16,6 +18,7 @@ import { diagnostics } from "./fixtures/risk-rows.js";
 const SANDBOX = `
 mount -o remount,bind,ro / || exit 97
 findmnt -rn -o TARGET | while read -r m; do [ "$m" = / ] || mount -o remount,bind,ro "$m" 2>/dev/null; done
+mount -t tmpfs -o size=16m scratch /tmp || exit 97
 cd /tmp
 exec timeout -s KILL 3 strace -f -qq -e trace=execve -e signal=none bash -c "exec 2>&1; $1"
 `;
@@ -50,6 +53,8 @@ const HELPERS: Record<string, string[]> = {
   which: ["sh", "dash"],
   service: ["systemctl", "basename", "sed", "env", "ls", "run-parts", "sh", "readlink", "id", "dirname", "cat"],
   ll: ["ls"],
+  dpkg: ["dpkg-query"],
+  apt: ["dpkg", "apt-config"],
   ldd: [],
 };
 
@@ -72,7 +77,10 @@ function generated(n: number): string[] {
       const chosen = flags.length ? picks.map((p) => flags[p % flags.length]!) : [];
       return [name, ...chosen, path].join(" ");
     });
-  return fc.sample(arb, { numRuns: n * 4, seed: 12 }).filter((c) => classifyCommand(c).risk === "read_only").slice(0, n);
+  return fc
+    .sample(arb, { numRuns: n * 4, seed: 12 })
+    .filter((c) => classifyCommand(c).risk === "read_only")
+    .slice(0, n);
 }
 
 const skip = unavailable();
@@ -85,7 +93,9 @@ describe.skipIf(skip !== undefined)("read_only against real bash in a read-only 
   });
 
   it("no read_only command writes or starts another program", { timeout: 600_000 }, () => {
-    const table = diagnostics.map(([c]) => c).filter((c) => classifyCommand(c).risk === "read_only" && !/\b(ssh|ping|dig|host|nslookup|curl|getent ahosts)\b/.test(c));
+    const table = diagnostics
+      .map(([c]) => c)
+      .filter((c) => classifyCommand(c).risk === "read_only" && !/\b(ssh|ping|dig|host|nslookup|curl|getent ahosts)\b/.test(c));
     const commands = [...new Set([...table, ...generated(80)])];
     const failures: string[] = [];
     const started = Date.now();
@@ -96,7 +106,9 @@ describe.skipIf(skip !== undefined)("read_only against real bash in a read-only 
       const foreign = r.execs.filter((p) => !allowed.has(p));
       if (foreign.length > 0) failures.push(`${command}: started ${foreign.join(", ")}`);
     }
-    console.log(`risk-differential: ${commands.length} read_only commands (${table.length} from the table) run in ${Math.round((Date.now() - started) / 1000)} s; ${failures.length} failures`);
+    console.log(
+      `risk-differential: ${commands.length} read_only commands (${table.length} from the table) run in ${Math.round((Date.now() - started) / 1000)} s; ${failures.length} failures`,
+    );
     expect(failures).toEqual([]);
   });
 });
