@@ -36,7 +36,7 @@ beforeAll(async () => {
   const entry = host.targetsFileEntry();
   const keyText = await readFile(entry.privateKeyPath, "utf8");
   sshKeyLine = keyText.split("\n").filter((l) => l.length > 30 && !l.startsWith("-----"))[1]!;
-  host.handle("cat /etc/nomos-test/secrets", (ctx) => {
+  host.handle("cat /etc/nomos-test/app-status.txt", (ctx) => {
     ctx.out(
       [
         `ANTHROPIC_API_KEY=${OUTPUT_API_KEY}`,
@@ -56,7 +56,11 @@ beforeAll(async () => {
   await writeFile(join(dir, "targets.json"), JSON.stringify([entry]));
   double = await startMessagesDouble({
     policy: scriptedPolicy([
-      { content: [{ type: "tool_use", id: "toolu_cat", name: "run", input: { target: "pve1", command: "cat /etc/nomos-test/secrets" } }] },
+      {
+        content: [
+          { type: "tool_use", id: "toolu_cat", name: "run", input: { target: "pve1", command: "cat /etc/nomos-test/app-status.txt" } },
+        ],
+      },
       // The model, fooled by the output, tries a mutating step at once.
       { content: [{ type: "tool_use", id: "toolu_apt", name: "run", input: { target: "pve1", command: "apt-get install -y nginx" } }] },
       { content: [{ type: "text", text: "Waiting for your approval." }] },
@@ -118,7 +122,7 @@ describe("planted secrets", () => {
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     expect(
-      (await api(`/api/sessions/${id}/messages`, { method: "POST", body: { text: "what is in /etc/nomos-test/secrets?" } })).status,
+      (await api(`/api/sessions/${id}/messages`, { method: "POST", body: { text: "what is in /etc/nomos-test/app-status.txt?" } })).status,
     ).toBe(202);
     await expect
       .poll(
@@ -130,7 +134,7 @@ describe("planted secrets", () => {
     // The command ran and its output was stored, redacted.
     const executions = await t.db.kysely.selectFrom("executions").selectAll().where("session_id", "=", id).orderBy("created_at").execute();
     expect(executions.map((e) => [e.command, e.status])).toEqual([
-      ["cat /etc/nomos-test/secrets", "completed"],
+      ["cat /etc/nomos-test/app-status.txt", "completed"],
       ["apt-get install -y nginx", "pending_approval"],
     ]);
     expect(executions[0]!.stdout).toContain("[REDACTED");

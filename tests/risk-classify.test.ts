@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { Risk } from "../src/db/schema.js";
 import { classifyCommand } from "../src/risk/classify.js";
+import { attackKinds, diagnostics, issueExamples, secretStores } from "./fixtures/risk-rows.js";
 
 const R: Risk = "read_only";
 const C: Risk = "config_mutation";
@@ -163,7 +164,8 @@ const table: [string, Risk][] = [
   ["find /tmp/scratch -mtime +7 -delete", C],
   ["find /etc -name '*.conf'", R],
   ["find /srv -type f -exec rm -rf {} +", D],
-  ["find / -xdev -size +1G -exec ls -lh {} \\;", R],
+  // find runs what -exec names: the allowlist keeps find only without it (issue 12).
+  ["find / -xdev -size +1G -exec ls -lh {} \\;", C],
   ["ls -la /etc/pve/lxc", R],
   ["cat /etc/os-release", R],
   ["tail -n 200 /var/log/syslog", R],
@@ -238,10 +240,11 @@ const table: [string, Risk][] = [
   ["ssh root@pve2 'qm list'", R],
   ["ssh pve2 zfs destroy tank/data", D],
   ["ssh -p 2222 root@nas 'uptime'", R],
-  ["echo $(whoami)", R],
+  // A command substitution runs code to build the words: at least config_mutation (DESIGN.md "Risk").
+  ["echo $(whoami)", C],
   ["echo $(rm -rf /srv)", D],
   ["echo `reboot`", D],
-  ["diff <(ls /a) <(ls /b)", R],
+  ["diff <(ls /a) <(ls /b)", C],
   ["ls /var/run/docker.sock || echo missing", R],
   ["(cd /etc && ls)", R],
   ["for f in /etc/pve/lxc/*.conf; do grep hostname $f; done", R],
@@ -274,12 +277,15 @@ const table: [string, Risk][] = [
   ["", R],
 ];
 
+const allRows: [string, Risk][] = [...table, ...issueExamples, ...attackKinds, ...diagnostics, ...secretStores];
+
 describe("classifyCommand", () => {
-  it("has at least 150 rows", () => {
-    expect(table.length).toBeGreaterThanOrEqual(150);
+  it("has at least 400 rows, the first table kept whole", () => {
+    expect(table.length).toBeGreaterThanOrEqual(252);
+    expect(allRows.length).toBeGreaterThanOrEqual(400);
   });
 
-  it.each(table)("%j is %s", (command, risk) => {
+  it.each(allRows)("%j is %s", (command, risk) => {
     const got = classifyCommand(command);
     expect({ command, risk: got.risk, reasons: got.reasons }).toMatchObject({ command, risk });
     expect(got.reasons.length).toBeGreaterThan(0);

@@ -19,6 +19,7 @@ import type { Database, Execution } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import type { EventWriter } from "../events/event-writer.js";
 import { sessionEventsAppend } from "../events/session-events.js";
+import { riskReasonOf } from "../risk/classify.js";
 import type { ExecutionsPort } from "./tool-deps.js";
 import { TOOL_NAMES, type ToolInput, type ToolName, toolInputParse } from "./tools.js";
 
@@ -132,6 +133,7 @@ async function runCommand(
     command: input.command,
     description,
     risk,
+    riskReason: riskReasonOf({ risk, reasons }),
     ...(timeoutS !== undefined ? { timeoutS } : {}),
   };
 

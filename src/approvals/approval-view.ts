@@ -16,6 +16,8 @@ export interface ApprovalView {
   target: string | null;
   command: string | null;
   risk: Risk | null;
+  /** Why the execution got its risk (issue 12). */
+  riskReason: string | null;
   /** The execution's description, when it has one. */
   description: string | null;
   goal: string | null;
@@ -55,6 +57,7 @@ export async function approvalViews(
       "e.target",
       "e.command",
       "e.risk",
+      "e.risk_reason",
       "e.description",
       "p.goal",
       "p.steps",
@@ -75,6 +78,7 @@ export async function approvalViews(
     target: r.target,
     command: r.command,
     risk: r.risk,
+    riskReason: r.risk_reason,
     description: r.description,
     goal: r.goal,
     plan: r.goal !== null ? { goal: r.goal, steps: (r.steps ?? []).map(stepWithEffect) } : null,

@@ -121,6 +121,8 @@ export interface ExecutionsTable {
   description: string | null;
   mode: Generated<ExecutionMode>;
   risk: Risk;
+  /** The rule that decided `risk`, in words (issue 12); null before migration 040. */
+  risk_reason: string | null;
   status: Generated<ExecutionStatus>;
   timeout_s: Generated<number>;
   exit_code: number | null;

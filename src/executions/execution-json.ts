@@ -13,6 +13,8 @@ export interface ExecutionJson {
   description: string | null;
   mode: "sync" | "async";
   risk: Execution["risk"];
+  /** The rule that decided the risk, in words. */
+  riskReason: string | null;
   status: Execution["status"];
   timeoutS: number;
   exitCode: number | null;
@@ -40,6 +42,7 @@ export function executionToJson(e: Execution): ExecutionJson {
     description: e.description,
     mode: e.mode,
     risk: e.risk,
+    riskReason: e.risk_reason,
     status: e.status,
     timeoutS: e.timeout_s,
     exitCode: e.exit_code,

@@ -71,6 +71,8 @@ export interface ExecutionCreateParams {
   command: string;
   description?: string | null;
   risk: Risk;
+  /** Why the classifier chose `risk` (stored and shown to the operator). */
+  riskReason?: string | null;
   mode: "sync" | "async";
   status: "pending_approval" | "approved";
   timeoutS?: number;
@@ -91,6 +93,7 @@ export async function executionCreate(db: Db, p: ExecutionCreateParams): Promise
         command: p.command,
         description: p.description ?? null,
         risk: p.risk,
+        risk_reason: p.riskReason ?? null,
         mode: p.mode,
         status: p.status,
         timeout_s: p.timeoutS ?? 600,

@@ -6,16 +6,36 @@ import type { Word } from "./shell-words.js";
 export interface Classification {
   risk: Risk;
   reasons: string[];
+  /** Set by a wrapper: the risk is its inner command's, already judged against the read-only list. */
+  wrapped?: boolean;
 }
 
+/** Marks a classification as a wrapper's look-through. */
+export const lookedThrough = (c: Classification): Classification => ({ ...c, wrapped: true });
+
+/** What a command reads on its standard input, as far as the line shows. */
+export type Stdin = { kind: "text"; text: string } | { kind: "unknown"; from: string } | { kind: "none" };
+
 export interface RuleContext {
-  /** Classifies a whole command line (bash -c, ssh host 'cmd'). */
-  classifyLine(line: string): Classification;
-  /** Classifies the command made of these words (sudo cmd, xargs cmd). */
+  /** Classifies a whole command line (bash -c, ssh host 'cmd'); `stdin` is what that line reads. */
+  classifyLine(line: string, stdin?: Stdin): Classification;
+  /** Classifies the command made of these words (sudo cmd, xargs cmd), with this command's stdin. */
   classifyWords(words: Word[]): Classification;
+  /** The directory the command runs in, undefined when a `cd` made it unknown. */
+  cwd: string | undefined;
+  /** What the command reads on its standard input. */
+  stdin: Stdin;
 }
 
 export type Rule = (args: Word[], ctx: RuleContext, name: string) => Classification;
+
+export const ORDER = { read_only: 0, config_mutation: 1, destructive: 2 } as const;
+
+/** At least `floor`: a wrapper that itself changes something (systemd-run creates a unit). */
+export const atLeast = (c: Classification, floor: Classification): Classification => merge(c, floor);
+
+/** The inner classification, each reason prefixed with how it is reached ("runs a command given in ProxyCommand: ..."). */
+export const via = (label: string, c: Classification): Classification => ({ ...c, reasons: c.reasons.map((r) => `${label}: ${r}`) });
 
 export const ro = (): Classification => ({ risk: "read_only", reasons: [] });
 export const cm = (reason: string): Classification => ({ risk: "config_mutation", reasons: [reason] });
@@ -52,7 +72,7 @@ export function afterOptions(args: Word[], withValue: string[] = []): Word[] {
 }
 
 export const merge = (...parts: Classification[]): Classification => {
-  const order = { read_only: 0, config_mutation: 1, destructive: 2 } as const;
+  const order = ORDER;
   let best: Classification = ro();
   for (const p of parts) {
     if (order[p.risk] > order[best.risk]) best = { risk: p.risk, reasons: [...p.reasons] };

@@ -1,73 +1,95 @@
 // Rules for files (rm, find -delete, dd, tee, sed -i, curl, git...) and
 // storage (zfs, zpool, LVM, partitioning, mkfs, wipefs, mdadm, cryptsetup):
 // where data is lost for good.
-import { isBlockDevice, isTemporaryPath, writeRisk } from "./paths.js";
-import { afterOptions, bySubcommand, type Classification, cm, de, has, merge, positional, type Rule, ro, texts } from "./rule-kit.js";
+import { isTemporaryPath, resolvePath, writeEffect } from "./paths.js";
+import {
+  afterOptions,
+  atLeast,
+  bySubcommand,
+  type Classification,
+  cm,
+  de,
+  has,
+  merge,
+  positional,
+  type Rule,
+  ro,
+  via,
+} from "./rule-kit.js";
 
 export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
   // ─── files ─────────────────────────────────────────────────────────────────
 
-  rules.set("rm", (args) => {
-    const recursive = has(args, "-r", "-R", "--recursive");
-    const targets = afterOptions(args);
-    const lasting = targets.filter((t) => !isTemporaryPath(t));
-    if (lasting.length === 0) return cm("removes temporary files");
-    if (recursive) return de(`\`rm -r\` outside a temporary path: ${texts(lasting).join(" ")}`);
-    if (lasting.some((t) => isBlockDevice(t))) return de("removes a device node");
-    return cm(`removes ${texts(lasting).join(" ")}`);
-  });
-  rules.set("shred", () => de("`shred` destroys file contents"));
-  rules.set("truncate", (args) =>
-    afterOptions(args, ["-s", "--size", "-r", "--reference"]).some((t) => isBlockDevice(t))
-      ? de("truncates a device")
-      : cm("`truncate` changes a file's size"),
-  );
+  // rm, truncate, tee, dd, cp, mv...: effects.ts judges each path they write or remove.
+  rules.set("dd", (args) => (args.some((a) => /^(of|seek|oseek|oflag|conv)=/.test(a.text)) ? cm("`dd` writes") : ro()));
+  for (const name of ["rm", "unlink", "truncate", "tee", "fallocate"]) rules.set(name, () => cm(`\`${name}\` writes or removes files`));
   rules.set("find", (args, ctx) => {
-    if (args.some((a) => a.text === "-delete")) {
-      const roots = args.filter((_a, i) => i < args.findIndex((x) => x.text.startsWith("-")) || !args.some((x) => x.text.startsWith("-")));
-      return roots.length > 0 && roots.every((r) => isTemporaryPath(r))
-        ? cm("`find -delete` in a temporary path")
-        : de("`find -delete` removes files outside a temporary path");
-    }
+    const first = args.findIndex((x) => x.text.startsWith("-") || ["!", "(", ")"].includes(x.text));
+    const roots = first < 0 ? args : args.slice(0, first);
     const parts: Classification[] = [];
     for (let i = 0; i < args.length; i++) {
-      if (["-exec", "-execdir", "-ok", "-okdir"].includes(args[i]!.text)) {
+      const t = args[i]!.text;
+      if (t === "-delete") {
+        const temporary = roots.length > 0 && roots.every((r) => isTemporaryPath(resolvePath(r, ctx.cwd)));
+        parts.push(temporary ? cm("`find -delete` in a temporary path") : de("`find -delete` removes files outside a temporary path"));
+      }
+      if (["-exec", "-execdir", "-ok", "-okdir"].includes(t)) {
         const end = args.findIndex((a, j) => j > i && (a.text === ";" || a.text === "+"));
-        const inner = args.slice(i + 1, end < 0 ? undefined : end).map((w) => (w.text === "{}" ? { text: "<found>", dynamic: true } : w));
+        const inner = args
+          .slice(i + 1, end < 0 ? undefined : end)
+          .map((w) => (w.text.includes("{}") ? { text: "<found>", dynamic: true, expanded: true } : w));
         parts.push(inner.length > 0 ? ctx.classifyWords(inner) : cm("`find -exec` without a command"));
       }
-      if (["-fprint", "-fprintf", "-fls"].includes(args[i]!.text)) parts.push(cm("`find` writes a file"));
+      if (["-fprint", "-fprint0", "-fprintf", "-fls"].includes(t) && args[i + 1]) {
+        const e = writeEffect(args[i + 1]!, ctx.cwd, `\`find ${t}\` writes`);
+        parts.push(e ? { risk: e.risk, reasons: [e.reason] } : cm("`find` writes a file"));
+      }
     }
     return merge(ro(), ...parts);
   });
-  rules.set("tee", (args) => {
-    const truncates = !has(args, "-a", "--append");
-    const writes = afterOptions(args).map((t) => writeRisk(t, truncates));
-    return merge(ro(), ...writes.map((w) => (w ? { risk: w.risk, reasons: [`tee ${w.reason}`] } : ro())));
+  // `sed '1e reboot'` runs reboot; `s/x/y/e` runs the pattern space.
+  rules.set("sed", (args, ctx) => {
+    const parts: Classification[] = [ro()];
+    if (has(args, "-i", "--in-place") || args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith("--in-place")))
+      parts.push(cm("`sed -i` edits files in place"));
+    for (const a of args) {
+      if (a.text.startsWith("-")) continue;
+      for (const m of a.text.matchAll(/(?:^|[;\n{}])\s*(?:\d+|\$|\/[^/]*\/)?(?:,(?:\d+|\$|\/[^/]*\/))?\s*!?\s*e(?:\s+([^;\n}]*))?/g))
+        parts.push(
+          m[1]?.trim()
+            ? atLeast(via("the sed script runs a command (e)", ctx.classifyLine(m[1].trim())), cm("`sed e` runs a command"))
+            : cm("`sed e` runs the pattern space as a command"),
+        );
+      if (/s(.)(?:(?!\1).)*\1(?:(?!\1).)*\1[gpiIm0-9w]*e/.test(a.text)) parts.push(cm("`sed s///e` runs the result as a command"));
+    }
+    return merge(...parts);
   });
-  rules.set("dd", (args) => {
-    const of = args.find((a) => a.text.startsWith("of="));
-    if (!of) return ro();
-    const target = { text: of.text.slice(3), dynamic: of.dynamic };
-    const w = writeRisk(target, !args.some((a) => /conv=.*notrunc/.test(a.text)));
-    return w ? { risk: w.risk, reasons: [`dd ${w.reason}`] } : ro();
-  });
-  rules.set("sed", (args) =>
-    has(args, "-i", "--in-place") || args.some((a) => /^-[a-zA-Z]*i/.test(a.text)) ? cm("`sed -i` edits files in place") : ro(),
-  );
-  rules.set("awk", (args) =>
-    args.some((a) => /system\s*\(|print[^;]*>|\|\s*getline|"\s*\|/.test(a.text))
-      ? cm("the `awk` program writes files or runs commands")
-      : ro(),
-  );
-  rules.set("gawk", rules.get("awk") as Rule);
+  // awk: what `system(...)` or `print | cmd` runs is judged from the program's string literals.
+  const awkRule: Rule = (args, ctx) => {
+    const program = args.find((a) => !a.text.startsWith("-"))?.text ?? "";
+    if (!/system|\||getline|print[^;}]*>|@load/.test(program) && !args.some((a) => a.text === "-f")) return ro();
+    const parts: Classification[] = [cm("the awk program runs commands or writes files")];
+    for (const m of program.matchAll(/"((?:\\.|[^"\\])*)"/g)) parts.push(via("the awk program may run", ctx.classifyLine(m[1]!)));
+    for (const m of program.matchAll(/print[^;}]*?>>?\s*"([^"]+)"/g)) {
+      const e = writeEffect({ text: m[1]!, dynamic: false }, ctx.cwd, "awk writes");
+      if (e) parts.push({ risk: e.risk, reasons: [e.reason] });
+    }
+    if (/print[^;}]*?>>?\s*[A-Za-z_$(]/.test(program)) parts.push(de("awk prints into a file named only when it runs"));
+    return merge(...parts);
+  };
+  rules.set("awk", awkRule);
+  rules.set("gawk", awkRule);
+  rules.set("mawk", awkRule);
+  rules.set("nawk", awkRule);
   rules.set("tar", (args) => {
     const first = args[0]?.text ?? "";
     if (has(args, "-t", "--list") || /^[a-zA-Z]*t/.test(first)) return ro();
     return cm("`tar` writes files");
   });
   rules.set("curl", (args) => {
-    if (has(args, "-o", "-O", "--output", "--remote-name", "-T", "--upload-file")) return cm("`curl` writes a file or uploads");
+    // Output files (-o, -D, -c...) are judged by effects.ts.
+    if (has(args, "-O", "--remote-name", "--remote-name-all", "-T", "--upload-file", "-K", "--config"))
+      return cm("`curl` writes a file named by the server, uploads, or reads a config");
     const method = args.findIndex((a) => a.text === "-X" || a.text === "--request");
     if (method >= 0 && !/^(GET|HEAD|OPTIONS)$/i.test(args[method + 1]?.text ?? ""))
       return cm(`\`curl -X ${args[method + 1]?.text}\` changes a remote resource`);
@@ -91,7 +113,43 @@ export function registerFileAndStorageRules(rules: Map<string, Rule>): void {
       : cm("`openssl` writes keys or files"),
   );
   rules.set("nc", (args) => (has(args, "-z") ? ro() : cm("`nc` opens a connection that may send data")));
-  rules.set("git", (args) => {
+  rules.set("git", (args, ctx) => {
+    // `git -c core.fsmonitor=reboot status` runs reboot; so do pagers, editors, aliases with `!`.
+    const run: Classification[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const t = args[i]!.text;
+      const setting =
+        t === "-c"
+          ? args[i + 1]?.text
+          : t.startsWith("-c") && t.length > 2
+            ? t.slice(2)
+            : t.startsWith("--config-env=")
+              ? t.slice(13)
+              : undefined;
+      if (setting === undefined) continue;
+      const [key = "", ...v] = setting.split("=");
+      const value = v.join("=");
+      if (
+        /fsmonitor|pager|editor|sshcommand|askpass|^alias\.|hookspath|\.command$|textconv|external|helper|program|gitproxy|\.(clean|smudge|process)$|sequence\.editor|core\.hooksPath/i.test(
+          key,
+        )
+      )
+        run.push(
+          cm(`runs a command given in git's ${key}`),
+          value ? via(`runs a command given in git's ${key}`, ctx.classifyLine(value.replace(/^!/, ""))) : ro(),
+        );
+    }
+    if (
+      args.some(
+        (a) =>
+          a.text.startsWith("--exec-path") ||
+          a.text === "--ext-diff" ||
+          a.text.startsWith("--upload-pack") ||
+          a.text.startsWith("--receive-pack"),
+      )
+    )
+      run.push(cm("git is told to run another program (--exec-path, --ext-diff, --upload-pack)"));
+    if (run.length > 0) return merge(...run);
     const rest = afterOptions(args, ["-C", "-c"]);
     const sub = rest[0]?.text;
     if (

@@ -1,7 +1,8 @@
 // Rules for firewalls (iptables, nft, ufw), containers (docker, podman,
 // docker compose, with docker exec looked through) and databases (psql,
 // mysql, redis-cli).
-import { afterOptions, type Classification, cm, de, has, positional, type Rule, ro, texts } from "./rule-kit.js";
+import { afterOptions, cm, de, has, merge, positional, type Rule, ro, texts } from "./rule-kit.js";
+import { sqlArgs, sqlRisk } from "./sql.js";
 
 export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
   // ─── firewall ──────────────────────────────────────────────────────────────
@@ -96,27 +97,20 @@ export function registerNetworkAndAppRules(rules: Map<string, Rule>): void {
 
   // ─── databases ─────────────────────────────────────────────────────────────
 
-  function sqlRisk(sql: string, tool: string): Classification {
-    if (/\b(drop\s+(database|schema|table)|truncate\b|dropdb)/i.test(sql)) return de(`\`${tool}\` drops or truncates data`);
-    if (/\bdelete\s+from\b/i.test(sql) && !/\bwhere\b/i.test(sql)) return de(`\`${tool}\` deletes every row of a table`);
-    if (
-      /^\s*(select|show|explain|\\[a-z?+]+|describe|desc)\b[^;]*;?\s*$/i.test(sql) &&
-      !/\b(into|insert|update|delete|create|alter|grant|revoke|copy)\b/i.test(sql)
-    )
-      return ro();
-    return cm(`\`${tool}\` runs SQL that changes data`);
-  }
-  rules.set("psql", (args) => {
-    const i = args.findIndex((a) => a.text === "-c" || a.text === "--command");
-    if (i >= 0 && args[i + 1]) return sqlRisk(args[i + 1]!.text, "psql");
+  rules.set("psql", (args, ctx) => {
+    const sqls = sqlArgs(args, ["-c", "--command"]);
+    if (sqls.length > 0) return merge(...sqls.map((q) => sqlRisk(q, "psql")));
     if (has(args, "-l", "--list")) return ro();
+    if (ctx.stdin.kind === "text") return merge(sqlRisk(ctx.stdin.text, "psql"), cm("`psql` runs SQL from its input"));
     return cm("`psql` runs SQL this check cannot see");
   });
-  rules.set("mysql", (args) => {
-    const i = args.findIndex((a) => a.text === "-e" || a.text === "--execute");
-    if (i >= 0 && args[i + 1]) return sqlRisk(args[i + 1]!.text, "mysql");
+  rules.set("mysql", (args, ctx) => {
+    const sqls = sqlArgs(args, ["-e", "--execute"]);
+    if (sqls.length > 0) return merge(...sqls.map((q) => sqlRisk(q, "mysql")));
+    if (ctx.stdin.kind === "text") return merge(sqlRisk(ctx.stdin.text, "mysql"), cm("`mysql` runs SQL from its input"));
     return cm("`mysql` runs SQL this check cannot see");
   });
+  rules.set("mariadb", rules.get("mysql")!);
   rules.set("dropdb", () => de("`dropdb` deletes a database"));
   rules.set("pg_dump", (args) => (has(args, "-f", "--file") ? cm("`pg_dump` writes a file") : ro()));
   rules.set("redis-cli", (args) => {

@@ -19,6 +19,8 @@ export interface Word {
   text: string;
   /** Contains an unquoted expansion ($x, ${x}, $(...)) or glob: its value is unknown here. */
   dynamic: boolean;
+  /** Contains any expansion, quoted or not ("$x" too): its text is not what runs. */
+  expanded?: boolean;
 }
 
 export interface Redirect {
@@ -26,11 +28,15 @@ export interface Redirect {
   op: string;
   fd: number | undefined;
   target: Word;
+  /** The body of a here-document (`<<`, `<<-`), as written. */
+  body?: string;
 }
 
 export interface SimpleCommand {
   words: Word[];
   redirects: Redirect[];
+  /** The command whose output this one reads through a pipe (`a | b`: b's is a). */
+  pipedFrom?: SimpleCommand;
 }
 
 export interface ParsedLine {
@@ -49,12 +55,25 @@ export function parseShell(input: string): ParsedLine {
   let depth = 0;
   let current: SimpleCommand = { words: [], redirects: [] };
   let pendingRedirect: { op: string; fd: number | undefined } | undefined;
-  const heredocs: { delimiter: string; stripTabs: boolean }[] = [];
+  const heredocs: { delimiter: string; stripTabs: boolean; redirect: Redirect }[] = [];
+  let lastFinished: SimpleCommand | undefined;
+  let pendingPipe: SimpleCommand | undefined;
 
-  const finishCommand = () => {
+  const finishCommand = (piped = false) => {
     if (pendingRedirect) throw new ShellParseError(`redirection ${pendingRedirect.op} has no target`);
-    if (current.words.length > 0 || current.redirects.length > 0) commands.push(current);
+    const done = current.words.length > 0 || current.redirects.length > 0 ? current : undefined;
+    if (done) commands.push(done);
     current = { words: [], redirects: [] };
+    // `a | b`, also `(a) | b` and `a | (b)`: b reads what the last command before the pipe wrote.
+    if (piped) {
+      const from = done ?? lastFinished;
+      if (from) current.pipedFrom = from;
+      pendingPipe = from;
+    } else if (done && pendingPipe && !done.pipedFrom) {
+      done.pipedFrom = pendingPipe;
+      pendingPipe = undefined;
+    } else if (done) pendingPipe = undefined;
+    if (done) lastFinished = done;
   };
 
   /** Reads a balanced `( ... )` body starting just after the opening paren; returns the body. */
@@ -94,7 +113,7 @@ export function parseShell(input: string): ParsedLine {
   };
 
   /** Handles `$...` at input[i] === "$"; returns the literal text it stands for in the word. */
-  const readDollar = (word: { text: string; dynamic: boolean }, quoted: boolean) => {
+  const readDollar = (word: { text: string; dynamic: boolean; expanded?: boolean }, quoted: boolean) => {
     const next = input[i + 1];
     if (next === "(" && input[i + 2] === "(") {
       i += 3;
@@ -102,6 +121,8 @@ export function parseShell(input: string): ParsedLine {
       if (input[i] !== ")") throw new ShellParseError("unterminated arithmetic expansion $((");
       i++;
       word.text += `$((${body}))`;
+      substitutions.push(...innerSubstitutions(body));
+      word.expanded = true;
       if (!quoted) word.dynamic = true;
       return;
     }
@@ -110,6 +131,7 @@ export function parseShell(input: string): ParsedLine {
       const body = readBalanced("(", ")");
       substitutions.push(body);
       word.text += `$(${body})`;
+      word.expanded = true;
       if (!quoted) word.dynamic = true;
       return;
     }
@@ -117,6 +139,8 @@ export function parseShell(input: string): ParsedLine {
       i += 2;
       const body = readBalanced("{", "}");
       word.text += `\${${body}}`;
+      substitutions.push(...innerSubstitutions(body));
+      word.expanded = true;
       if (!quoted) word.dynamic = true;
       return;
     }
@@ -124,6 +148,7 @@ export function parseShell(input: string): ParsedLine {
     if (m) {
       i += m[0].length;
       word.text += m[0];
+      word.expanded = true;
       if (!quoted) word.dynamic = true;
       return;
     }
@@ -146,7 +171,7 @@ export function parseShell(input: string): ParsedLine {
     i++;
   };
 
-  const readBacktick = (word: { text: string; dynamic: boolean }, quoted: boolean) => {
+  const readBacktick = (word: { text: string; dynamic: boolean; expanded?: boolean }, quoted: boolean) => {
     i++;
     let body = "";
     while (i < input.length && input[i] !== "`") {
@@ -159,11 +184,13 @@ export function parseShell(input: string): ParsedLine {
     i++;
     substitutions.push(body);
     word.text += `\`${body}\``;
+    word.expanded = true;
     if (!quoted) word.dynamic = true;
   };
 
   const readHeredocBodies = () => {
     for (const doc of heredocs.splice(0)) {
+      const lines: string[] = [];
       for (;;) {
         if (i >= input.length) throw new ShellParseError(`here-document ends before its delimiter ${doc.delimiter}`);
         const nl = input.indexOf("\n", i);
@@ -172,7 +199,9 @@ export function parseShell(input: string): ParsedLine {
         if (doc.stripTabs) line = line.replace(/^\t+/, "");
         i = nl < 0 ? input.length : nl + 1;
         if (line === doc.delimiter) break;
+        lines.push(line);
       }
+      doc.redirect.body = lines.join("\n");
     }
   };
 
@@ -180,8 +209,9 @@ export function parseShell(input: string): ParsedLine {
     if (pendingRedirect) {
       const r = pendingRedirect;
       pendingRedirect = undefined;
-      current.redirects.push({ op: r.op, fd: r.fd, target: word });
-      if (r.op === "<<" || r.op === "<<-") heredocs.push({ delimiter: word.text, stripTabs: r.op === "<<-" });
+      const redirect: Redirect = { op: r.op, fd: r.fd, target: word };
+      current.redirects.push(redirect);
+      if (r.op === "<<" || r.op === "<<-") heredocs.push({ delimiter: word.text, stripTabs: r.op === "<<-", redirect });
       return;
     }
     current.words.push(word);
@@ -206,14 +236,14 @@ export function parseShell(input: string): ParsedLine {
       i += 2;
       const body = readBalanced("(", ")");
       substitutions.push(body);
-      pushWord({ text: `${c}(${body})`, dynamic: true });
+      pushWord({ text: `${c}(${body})`, dynamic: true, expanded: true });
       continue;
     }
     const sep = SEPARATORS.find((s) => input.startsWith(s, i));
     if (sep) {
       if (sep === ";;") throw new ShellParseError("`case` statements are not understood");
       i += sep.length;
-      finishCommand();
+      finishCommand(sep === "|" || sep === "|&");
       if (sep === "(") depth++;
       if (sep === ")") {
         depth--;
@@ -230,7 +260,7 @@ export function parseShell(input: string): ParsedLine {
       continue;
     }
     // A word.
-    const word = { text: "", dynamic: false };
+    const word: Word = { text: "", dynamic: false };
     let fdCandidate = true;
     let wasFd = false;
     while (i < input.length) {
@@ -276,6 +306,8 @@ export function parseShell(input: string): ParsedLine {
       else if (ch === "`") readBacktick(word, false);
       else {
         if (ch === "*" || ch === "?" || ch === "[") word.dynamic = true;
+        // `~` and `~user` at the start expand to a home directory.
+        if (ch === "~" && word.text === "") word.expanded = true;
         word.text += ch;
         i++;
       }
@@ -287,4 +319,33 @@ export function parseShell(input: string): ParsedLine {
   finishCommand();
   if (heredocs.length > 0) throw new ShellParseError(`here-document ${heredocs[0]!.delimiter} has no body`);
   return { commands, substitutions };
+}
+
+/**
+ * Command substitutions inside `${...}` and `$((...))` bodies
+ * (`${x:-$(reboot)}`, `$((a[$(reboot)]))`): they run too. A body this cannot
+ * take apart is handed back whole, unbalanced, so that the classifier cannot
+ * read it and never calls it read-only.
+ */
+export function innerSubstitutions(body: string): string[] {
+  const found: string[] = [];
+  for (let at = 0; at < body.length; at++) {
+    if (body[at] === "`") {
+      const end = body.indexOf("`", at + 1);
+      if (end < 0) return [`$(${body}`];
+      found.push(body.slice(at + 1, end));
+      at = end;
+    } else if (body.startsWith("$(", at)) {
+      let level = 0;
+      let end = at + 1;
+      for (; end < body.length; end++) {
+        if (body[end] === "(") level++;
+        else if (body[end] === ")" && --level === 0) break;
+      }
+      if (end >= body.length) return [`$(${body}`];
+      found.push(body.slice(at + 2, end));
+      at = end;
+    }
+  }
+  return found;
 }

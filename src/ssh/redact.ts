@@ -19,8 +19,22 @@ const PATTERNS: [RegExp, string | ((m: string, ...g: string[]) => string)][] = [
   [/\b[rs]k_live_[A-Za-z0-9]{16,}/g, MASK],
   // JWTs.
   [/\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
-  // Authorization headers.
-  [/\b(Authorization:\s*(?:Bearer|Basic|Token)\s+)\S+/gi, (_m, p: string) => `${p}${MASK}`],
+  // Authorization headers, whatever the scheme (the whole credential, to the end of the line).
+  [/\b((?:Proxy-)?Authorization:\s*)[^\r\n]+/gi, (_m, p: string) => `${p}${MASK}`],
+  // PGP private key blocks (also cut short by the output cap).
+  [/-----BEGIN PGP PRIVATE KEY BLOCK-----[\s\S]*?(-----END PGP PRIVATE KEY BLOCK-----|$)/g, "[REDACTED PGP PRIVATE KEY]"],
+  // mysql -p<password> / --password=<password> (the value is glued to the option).
+  [/\b((?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p)(?!\s)([^\s'"]+)/g, (_m, p: string) => `${p}${MASK}`],
+  [/(--password[= ])(\S+)/g, (_m, p: string) => `${p}${MASK}`],
+  // PGPASSWORD value / PASSWORD value, separated by a space rather than = or :.
+  [
+    /\b((?:[A-Z0-9_]*_)?(?:PGPASSWORD|PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY)\s+)(?![=:])(["']?)([^\s"']{4,})\2/g,
+    (_m, p: string) => `${p}${MASK}`,
+  ],
+  // Shadow-style password hashes: $1$, $5$, $6$, $y$, $2b$... (user:$6$salt$hash:...).
+  [/\$(1|2[abxy]?|5|6|7|y|gy|sha1|md5)\$(?:[^\s:$]*\$){1,2}[./A-Za-z0-9]{8,}/g, MASK],
+  // kubeconfig credentials.
+  [/\b((?:client-key-data|client-certificate-data|token|id-token|refresh-token|password):\s*)(\S{8,})/g, (_m, p: string) => `${p}${MASK}`],
   // Credentials in URLs: scheme://user:password@host.
   [/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/gi, (_m, p: string) => `${p}${MASK}@`],
   // key=value / key: value for secret-sounding keys.

@@ -13,6 +13,7 @@ export function executionJson(x: Execution) {
     description: x.description,
     mode: x.mode,
     risk: x.risk,
+    riskReason: x.risk_reason,
     status: x.status,
     exitCode: x.exit_code,
     signal: x.signal,

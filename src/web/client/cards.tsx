@@ -269,6 +269,11 @@ export function ApprovalCard({ approvalId, ctx }: { approvalId: string; ctx: Car
       </header>
       {approval.description && <p class="desc">{approval.description}</p>}
       {approval.command && <pre class="cmd block">{approval.command}</pre>}
+      {approval.riskReason && (
+        <p class="risk-reason">
+          Why {approval.risk?.replace("_", " ")}: {approval.riskReason}
+        </p>
+      )}
       {approval.effect && <p class="effect">This step {approval.effect}.</p>}
       {approval.status === "pending" && <Grants lines={stepGrants(approval, ctx.assentMinutes)} />}
       {execution && (

@@ -23,6 +23,7 @@ export interface Approval {
   target?: string | null;
   command?: string | null;
   risk?: string | null;
+  riskReason?: string | null;
   description?: string | null;
   confirmationPhrase?: string | null;
   decidedBy?: string | null;

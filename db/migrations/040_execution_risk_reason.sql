@@ -1,0 +1,12 @@
+-- 040_execution_risk_reason: why an execution got its risk (issue 12).
+--
+-- The classifier names the rule that decided each command's risk ("writes
+-- /etc/passwd, which the host needs to boot or let anyone log in", "runs a
+-- command given in ProxyCommand: ..."). It is stored with the execution so
+-- the approval card and GET /api/executions/:id show the operator the same
+-- reason the gate acted on, even after the classifier changes.
+--
+-- Nullable: executions created before this migration have no recorded reason.
+-- Adding a nullable column without a default takes a brief ACCESS EXCLUSIVE
+-- lock and rewrites nothing.
+ALTER TABLE executions ADD COLUMN risk_reason text;
