@@ -20,7 +20,11 @@ const PATTERNS: [RegExp, string | ((m: string, ...g: string[]) => string)][] = [
   // JWTs.
   [/\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
   // Authorization headers, whatever the scheme (the whole credential, to the end of the line).
-  [/\b((?:Proxy-)?Authorization:\s*)[^\r\n]+/gi, (_m, p: string) => `${p}${MASK}`],
+  // A well-known scheme word stays readable ("Bearer [REDACTED]"); it is no secret.
+  [
+    /\b((?:Proxy-)?Authorization:\s*(?:(?:Bearer|Basic|Digest|Token|Negotiate|NTLM|Bot|AWS4-HMAC-SHA256)\s+)?)[^\r\n]+/gi,
+    (_m, p: string) => `${p}${MASK}`,
+  ],
   // PGP private key blocks (also cut short by the output cap).
   [/-----BEGIN PGP PRIVATE KEY BLOCK-----[\s\S]*?(-----END PGP PRIVATE KEY BLOCK-----|$)/g, "[REDACTED PGP PRIVATE KEY]"],
   // mysql -p<password> / --password=<password> (the value is glued to the option).
