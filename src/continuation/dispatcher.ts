@@ -23,9 +23,9 @@ import { sql } from "kysely";
 import type { Db } from "../db/connect.js";
 import { withDeadline } from "../db/pg-errors.js";
 import { sessionEventsAppend } from "../events/session-events.js";
+import { executionNote } from "../executions/execution-note.js";
 import type { Logger } from "../log/logger.js";
 import { planExecutionsClaimForSession } from "./ledger.js";
-import { executionNote } from "./notes.js";
 
 /**
  * How the agent is re-invoked: Turns.chatWith in production. It must mark
