@@ -3,8 +3,11 @@
 // GET /api/sessions/:id/events and the shape of its data. Invariants:
 // - This is the only list of event types. SESSION_EVENT_TYPES is checked
 //   against the SessionEventData map by the compiler, so a type added to one
-//   and not the other does not compile; emitters are typed by the map, so a
-//   wrong payload does not compile; the client subscribes to
+//   and not the other does not compile; emitters (sessionEventsAppend,
+//   EventWriter.emit) are typed by the map, so a wrong payload does not
+//   compile. One emitter is SQL, out of the compiler's sight:
+//   turns/continuation-queue.ts writes a `message` event whose message is
+//   built with jsonb_build_object in MessageView's shape. The client subscribes to
 //   SESSION_EVENT_TYPES and renders with an exhaustive switch, so a new type
 //   without a renderer does not compile either.
 // - No runtime imports: only types cross into the client bundle.
