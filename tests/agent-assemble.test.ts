@@ -69,7 +69,7 @@ describe("assembleAgent", () => {
       const turn = await t.db.kysely.selectFrom("turns").selectAll().where("id", "=", turnId).executeTakeFirstOrThrow();
       expect(turn.status).toBe("failed");
       const events = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0" });
-      expect(events.find((e) => e.type === "error")?.data.message).toContain("ANTHROPIC_API_KEY");
+      expect(events.find((e) => e.type === "turn_failed")?.data.message).toContain("ANTHROPIC_API_KEY");
     } finally {
       await agent.stop();
     }

@@ -190,7 +190,7 @@ describe("agent tool loop", () => {
       expect(h.double.requests.length - before).toBe(6);
       expect(observing).toMatchObject({ status: "failed", iterations: 6 });
       const errors = (await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0", limit: 1000 })).filter(
-        (e) => e.type === "error",
+        (e) => e.type === "turn_failed",
       );
       expect(errors).toHaveLength(2);
     } finally {
@@ -207,7 +207,7 @@ describe("agent tool loop", () => {
     expect(failed.status).toBe("failed");
     expect(failed.error).toContain("the model API failed");
     const events = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0", limit: 1000 });
-    expect(events.filter((e) => e.type === "error").map((e) => String(e.data.message))).toEqual([
+    expect(events.filter((e) => e.type === "turn_failed").map((e) => String(e.data.message))).toEqual([
       expect.stringContaining("the model API failed"),
     ]);
 

@@ -1,7 +1,7 @@
 // The note a continuation carries: status, exit code and the tail of the
 // output, fenced as data, capped so a noisy command cannot flood the model.
 import { describe, expect, it } from "vitest";
-import { executionNote, NOTE_OUTPUT_CHARS } from "../src/continuation/notes.js";
+import { executionNote, NOTE_OUTPUT_CHARS } from "../src/executions/execution-note.js";
 
 const base = {
   id: "0f6f1c2e-0000-4000-8000-000000000001",

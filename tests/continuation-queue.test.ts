@@ -34,7 +34,12 @@ describe("turnQueueContinuation", () => {
 
     const [event] = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0" });
     expect(event).toMatchObject({ type: "message", turnId });
-    expect(event?.data.message).toMatchObject({ id: note.id, kind: "system_note", turnId, content: note.content });
+    expect(event?.type === "message" && event.data.message).toMatchObject({
+      id: note.id,
+      kind: "system_note",
+      turnId,
+      content: note.content,
+    });
 
     const ledger = await t.db.kysely
       .selectFrom("nomos_plan_executions")

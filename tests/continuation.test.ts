@@ -218,7 +218,7 @@ describe("the loop guard", () => {
     const window = await t.db.kysely.selectFrom("assent_windows").selectAll().where("id", "=", w.id).executeTakeFirstOrThrow();
     expect(window).toMatchObject({ continuations: 2, close_reason: "continuation_limit" });
     const events = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0" });
-    expect(events.find((e) => e.type === "error")?.data.message).toMatch(/Stopped after 2 continuation turns/);
+    expect(events.find((e) => e.type === "turn_failed")?.data.message).toMatch(/Stopped after 2 continuation turns/);
     // The third result is not lost: it waits, un-continued, for the operator.
     const [waiting] = await t.db.sql`SELECT count(*)::int AS n FROM nomos_plan_executions
                                       WHERE session_id = ${s.id} AND continued_at IS NULL`;

@@ -7,7 +7,7 @@
 // for PostgreSQL (no NUL), and the note stays bounded.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { executionNote, NOTE_OUTPUT_CHARS } from "../src/continuation/notes.js";
+import { executionNote, NOTE_OUTPUT_CHARS } from "../src/executions/execution-note.js";
 import { executionCreate, executionGet } from "../src/executions/lifecycle.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";

@@ -26,7 +26,7 @@ async function chat(sessionId: string, text: string) {
 }
 const errors = async (sessionId: string) =>
   (await sessionEventsAfter(t.db.kysely, { sessionId, afterId: "0", limit: 1000 }))
-    .filter((e) => e.type === "error")
+    .filter((e) => e.type === "turn_failed")
     .map((e) => String(e.data.message));
 const assistantRows = async (sessionId: string) =>
   (await t.db.kysely.selectFrom("messages").select("kind").where("session_id", "=", sessionId).where("kind", "=", "assistant").execute())

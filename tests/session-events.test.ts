@@ -1,7 +1,9 @@
 // The stored event stream: appended in order with ids a browser can resume
 // from, one wake-up per transaction, and text deltas coalesced without
-// reordering them around other events.
+// reordering them around other events; a failure stored under its old name
+// (error) reads back as turn_failed.
 import { describe, expect, it } from "vitest";
+import { SESSION_EVENT_TYPES } from "../src/events/contract.js";
 import { EventWriter } from "../src/events/event-writer.js";
 import { SESSION_EVENTS_CHANNEL, sessionEventsAfter, sessionEventsAppend, sessionEventsLastId } from "../src/events/session-events.js";
 import { useTestDatabase } from "./helpers/database.js";
@@ -14,9 +16,9 @@ describe("session events", () => {
     const s = await makeSession(t.db.kysely);
     expect(await sessionEventsLastId(t.db.kysely, { sessionId: s.id })).toBe("0");
     const { ids } = await sessionEventsAppend(t.db.kysely, [
-      { sessionId: s.id, type: "turn_started", data: { kind: "operator" } },
+      { sessionId: s.id, type: "turn_started", data: { turnId: "t", kind: "operator" } },
       { sessionId: s.id, type: "text_delta", data: { text: "hello" } },
-      { sessionId: s.id, type: "turn_finished", data: {} },
+      { sessionId: s.id, type: "turn_finished", data: { turnId: "t", status: "completed" } },
     ]);
     expect(await sessionEventsLastId(t.db.kysely, { sessionId: s.id })).toBe(ids[2]);
     const after = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: ids[0]! });
@@ -47,14 +49,45 @@ describe("session events", () => {
     writer.text("Let me ");
     writer.text("check the ");
     writer.text("disk.");
-    await writer.emit("tool_use", { name: "run" });
+    await writer.emit("tool_use", { id: "tu1", name: "run", input: {} });
     writer.text("Done.");
     await writer.flush();
     const events = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0" });
     expect(events.map((e) => [e.type, e.data])).toEqual([
       ["text_delta", { text: "Let me check the disk." }],
-      ["tool_use", { name: "run" }],
+      ["tool_use", { id: "tu1", name: "run", input: {} }],
       ["text_delta", { text: "Done." }],
     ]);
+  });
+
+  it("reads a turn failure stored under its old name, error, as turn_failed", async () => {
+    const s = await makeSession(t.db.kysely);
+    await t.db.kysely
+      .insertInto("session_events")
+      .values({ session_id: s.id, turn_id: null, type: "error", data: { message: "the model failed" } })
+      .execute();
+    const [event] = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0" });
+    expect([event?.type, event?.data]).toEqual(["turn_failed", { message: "the model failed" }]);
+  });
+
+  it("subscribes the page to every type of the contract", () => {
+    expect([...SESSION_EVENT_TYPES].sort()).toEqual(
+      [
+        "approval_decided",
+        "approval_requested",
+        "assent_changed",
+        "execution_updated",
+        "message",
+        "plan_finished",
+        "plan_proposed",
+        "text_delta",
+        "tool_result",
+        "tool_use",
+        "turn_failed",
+        "turn_finished",
+        "turn_started",
+      ].sort(),
+    );
+    expect(SESSION_EVENT_TYPES).not.toContain("error");
   });
 });

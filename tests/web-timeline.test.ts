@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { type ApiEvent, applyEvent, emptyTimeline, entries, type Timeline } from "../src/web/client/timeline.js";
 
 let n = 0;
-const ev = (type: string, data: Record<string, unknown>, turnId: string | null = "t1"): ApiEvent => {
+const ev = (type: ApiEvent["type"], data: Record<string, unknown>, turnId: string | null = "t1"): ApiEvent => {
   n += 1;
   return { id: String(n), type, turnId, createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(), data };
 };
@@ -43,6 +43,16 @@ describe("timeline", () => {
       },
       { type: "text", text: "Fine." },
     ]);
+  });
+
+  it("shows a failed turn's message (turn_failed)", () => {
+    const t = run([
+      ev("turn_started", { turnId: "t1", kind: "operator" }),
+      ev("turn_failed", { message: "the model is unavailable" }),
+      ev("turn_finished", { turnId: "t1", status: "failed" }),
+    ]);
+    expect(t.turns[0]!.parts).toEqual([{ type: "error", message: "the model is unavailable" }]);
+    expect(t.turns[0]!.status).toBe("failed");
   });
 
   it("tracks approvals and executions from camelCase or snake_case rows, and the assent window", () => {

@@ -80,7 +80,7 @@ export function assembleAgent(p: {
     runTurn: async (ctx) => {
       if (!client) {
         const message = "No model key is set: put ANTHROPIC_API_KEY=sk-ant-... in the environment and restart Nomos.";
-        await ctx.writer.emit("error", { message });
+        await ctx.writer.emit("turn_failed", { message });
         return { status: "failed", iterations: 0, error: message };
       }
       const deps: AgentDeps = {

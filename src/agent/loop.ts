@@ -93,7 +93,7 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
     if (ctx.signal.aborted) return { status: "aborted", iterations };
     if (spent >= deps.maxIterations) {
       const error = `stopped after ${iterations} model calls: the iteration limit (NOMOS_MAX_ITERATIONS=${deps.maxIterations}) was reached`;
-      await ctx.writer.emit("error", { message: error });
+      await ctx.writer.emit("turn_failed", { message: error });
       log.warn({ iterations, spent }, "iteration limit reached");
       return { status: "failed", iterations, error };
     }
@@ -130,7 +130,7 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       if (silent && !ctx.signal.aborted) {
         const message = `the model API failed: its reply stopped for ${Math.round(idleMs / 1000)} s mid-stream (NOMOS_MODEL_TIMEOUT_S); the turn was abandoned`;
         log.error({ idleMs }, "model stream went silent");
-        await ctx.writer.emit("error", { message });
+        await ctx.writer.emit("turn_failed", { message });
         return { status: "failed", iterations, error: message };
       }
       if (ctx.signal.aborted) {
@@ -140,7 +140,7 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       }
       const message = `the model API failed: ${(err as Error).message}`;
       log.error({ err }, "model call failed after retries");
-      await ctx.writer.emit("error", { message });
+      await ctx.writer.emit("turn_failed", { message });
       return { status: "failed", iterations, error: message };
     } finally {
       clearTimeout(idle);

@@ -37,7 +37,7 @@ export async function approvalCreate(
     .executeTakeFirstOrThrow();
   const view = await approvalView(tx, { approvalId: row.id });
   await sessionEventsAppend(tx, [
-    { sessionId: p.sessionId, turnId: p.turnId ?? null, type: "approval_requested", data: { approval: view } },
+    { sessionId: p.sessionId, turnId: p.turnId ?? null, type: "approval_requested", data: { approval: view! } },
   ]);
   return row;
 }

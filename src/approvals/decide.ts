@@ -137,7 +137,7 @@ export async function approvalDecide(deps: ApprovalDeps, p: ApprovalDecision): P
       {
         sessionId: row.session_id,
         type: "approval_decided",
-        data: { approval: view, continue: status === "approved" && p.continue !== false },
+        data: { approval: view!, continue: status === "approved" && p.continue !== false },
       },
     ]);
     return { kind: "decided", row: decided } as const;
@@ -171,7 +171,7 @@ async function expireOne(deps: ApprovalDeps, tx: Kysely<Database>, row: Approval
     await deps.executions.cancel(tx, { executionId: row.execution_id, reason: "its approval expired" });
   }
   const view = await approvalView(tx, { approvalId: row.id });
-  await sessionEventsAppend(tx, [{ sessionId: row.session_id, type: "approval_decided", data: { approval: view } }]);
+  await sessionEventsAppend(tx, [{ sessionId: row.session_id, type: "approval_decided", data: { approval: view! } }]);
 }
 
 async function settleIfDone(deps: ApprovalDeps, sessionId: string): Promise<void> {

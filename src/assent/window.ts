@@ -182,7 +182,7 @@ export async function assentWindowClose(
   const closed = await q.returning(["id", "expires_at"]).executeTakeFirst();
   if (!closed) return false;
   await sessionEventsAppend(tx, [
-    { sessionId: p.sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: p.reason, closedBy: p.actor } },
+    { sessionId: p.sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: p.reason, by: p.actor } },
   ]);
   return true;
 }
@@ -198,7 +198,7 @@ export async function assentWindowRevoke(tx: Kysely<Database>, p: { sessionId: s
     .executeTakeFirst();
   if (!closed) return false;
   await sessionEventsAppend(tx, [
-    { sessionId: p.sessionId, type: "assent_changed", data: { open: false, expiresAt: null, revokedBy: p.actor } },
+    { sessionId: p.sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: "revoked", by: p.actor } },
   ]);
   return true;
 }

@@ -6,9 +6,9 @@
 // they are neither dropped nor delivered twice.
 import type { Db } from "../db/connect.js";
 import { withActor } from "../db/with-actor.js";
+import { executionNote } from "../executions/execution-note.js";
 import type { CarriedNotes } from "../turns/turns.js";
 import { planExecutionsClaimForOperatorTurn } from "./ledger.js";
-import { executionNote } from "./notes.js";
 
 export function carryPendingResults(deps: { db: Db; owner: string; leaseSeconds?: number }) {
   return async (sessionId: string): Promise<CarriedNotes> => {

@@ -23,9 +23,9 @@ import { sql } from "kysely";
 import type { Db } from "../db/connect.js";
 import { withDeadline } from "../db/pg-errors.js";
 import { sessionEventsAppend } from "../events/session-events.js";
+import { executionNote } from "../executions/execution-note.js";
 import type { Logger } from "../log/logger.js";
 import { planExecutionsClaimForSession } from "./ledger.js";
-import { executionNote } from "./notes.js";
 
 /**
  * How the agent is re-invoked: Turns.chatWith in production. It must mark
@@ -162,7 +162,7 @@ export class ContinuationDispatcher {
         "Finished results wait for your next message; approve again to let the agent continue on its own.";
       log.warn({ limit: outcome.limit }, "continuation limit reached; window closed");
       await sessionEventsAppend(this.o.db.kysely, [
-        { sessionId, type: "error", data: { message, reason: "continuation_limit" } },
+        { sessionId, type: "turn_failed", data: { message, reason: "continuation_limit" } },
         { sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: "continuation_limit" } },
       ]);
       return;

@@ -168,9 +168,9 @@ const call = (text: string, name: string, input: Json, delay: number): DoubleRep
   eventDelayMs: delay,
 });
 
-/** The exit code a `run` result shows ("execution <id> on <t>: failed (exit 1)"). */
+/** The exit code a `run` result shows ("execution <id> failed (exit 1) on <t>: <command>"). */
 const exitOf = (text: string): number | null => {
-  const m = /^execution \S+ on \S+: \w+(?: \(exit (\d+)\))?/.exec(text);
+  const m = /^execution \S+ \w+(?: \((?:exit (\d+)|signal \w+)\))? on /.exec(text);
   return m?.[1] === undefined ? null : Number(m[1]);
 };
 

@@ -64,7 +64,7 @@ const textOf = (c: unknown) =>
         .map((b) => b.text ?? "")
         .join("\n");
 
-const EXIT = /^execution \S+ on \S+: \w+(?: \(exit (\d+)\))?/;
+const EXIT = /^execution \S+ \w+(?: \((?:exit (\d+)|signal \w+)\))? on /;
 
 export function resultOf(text: string, isError: boolean): StepResult {
   const m = EXIT.exec(text);

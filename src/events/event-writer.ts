@@ -3,8 +3,10 @@
 // every flushMs or as soon as any other event arrives (so order is kept:
 // text streamed before a tool_use is stored before it). Invariant: after
 // flush() resolves, every event emitted before it is stored and notified.
+// Payloads are typed by events/contract.ts.
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
+import type { SessionEventData, SessionEventType } from "./contract.js";
 import { type NewSessionEvent, sessionEventsAppend } from "./session-events.js";
 
 export class EventWriter {
@@ -28,8 +30,9 @@ export class EventWriter {
   }
 
   /** Any other event: stored after the text before it. */
-  emit(type: Exclude<NewSessionEvent["type"], "text_delta">, data: Record<string, unknown>): Promise<void> {
-    return this.enqueue([...this.takeText(), { sessionId: this.sessionId, turnId: this.turnId, type, data }]);
+  emit<T extends Exclude<SessionEventType, "text_delta">>(type: T, data: SessionEventData[T]): Promise<void> {
+    const event = { sessionId: this.sessionId, turnId: this.turnId, type, data } as NewSessionEvent;
+    return this.enqueue([...this.takeText(), event]);
   }
 
   flush(): Promise<void> {

@@ -8,43 +8,36 @@
 //   folds identical NOTIFYs of one transaction into one, and readers fetch
 //   everything after the last id they sent, so a burst of events costs one
 //   wake-up, not one per event.
+// - What each event type carries is events/contract.ts's; events stored under
+//   a name since renamed (`error`, now `turn_failed`) are read back under the
+//   current name.
 // - An event's data is stored even when it holds a NUL or a lone surrogate
 //   (model text may): those become U+FFFD (db/storable.ts).
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.js";
 import { storableDeep } from "../db/storable.js";
+import { LEGACY_EVENT_TYPES, type SessionEventOf, type SessionEventType } from "./contract.js";
 
 export const SESSION_EVENTS_CHANNEL = "nomos_session_events";
 
-export type SessionEventType =
-  | "turn_started"
-  | "text_delta"
-  | "tool_use"
-  | "tool_result"
-  | "plan_proposed"
-  | "plan_finished"
-  | "approval_requested"
-  | "approval_decided"
-  | "execution_updated"
-  | "assent_changed"
-  | "message"
-  | "turn_finished"
-  | "error";
+export type { SessionEventType } from "./contract.js";
 
-export interface NewSessionEvent {
+/** An event to append: its data typed by its type (events/contract.ts). */
+export type NewSessionEvent = {
   sessionId: string;
   turnId?: string | null;
-  type: SessionEventType;
-  data: Record<string, unknown>;
-}
+} & SessionEventOf;
 
-export interface StoredSessionEvent {
+export type StoredSessionEvent = {
   id: string;
   sessionId: string;
   turnId: string | null;
-  type: SessionEventType;
-  data: Record<string, unknown>;
   createdAt: Date;
+} & SessionEventOf;
+
+/** A stored type as the contract names it today (events written before a rename keep their old name). */
+function currentType(type: string): SessionEventType {
+  return (LEGACY_EVENT_TYPES as Record<string, SessionEventType>)[type] ?? (type as SessionEventType);
 }
 
 /** Appends events (in order) and wakes the streams; pass a transaction to tie them to a change. */
@@ -86,14 +79,17 @@ export async function sessionEventsAfter(
     .orderBy("id")
     .limit(params.limit ?? 500)
     .execute();
-  return rows.map((r) => ({
-    id: r.id,
-    sessionId: r.session_id,
-    turnId: r.turn_id,
-    type: r.type as SessionEventType,
-    data: r.data as Record<string, unknown>,
-    createdAt: r.created_at,
-  }));
+  return rows.map(
+    (r) =>
+      ({
+        id: r.id,
+        sessionId: r.session_id,
+        turnId: r.turn_id,
+        type: currentType(r.type),
+        data: r.data,
+        createdAt: r.created_at,
+      }) as StoredSessionEvent,
+  );
 }
 
 /** The id of a session's newest event, "0" when it has none. */

@@ -338,7 +338,7 @@ export class Turns {
       log.error({ err: error }, "turn crashed");
       outcome = { status: signal.aborted ? "aborted" : "failed", iterations: 0, error: error.message };
       resume = shouldResume({ err, aborted: signal.aborted, reason });
-      await writer.emit("error", { message: `the turn failed: ${error.message}` }).catch(() => {});
+      await writer.emit("turn_failed", { message: `the turn failed: ${error.message}` }).catch(() => {});
     }
     clearInterval(heartbeat);
     await writer.flush().catch((err: unknown) => log.error({ err }, "could not store the turn's last events"));

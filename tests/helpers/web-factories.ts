@@ -82,7 +82,8 @@ export async function appendEvents(
 ) {
   const { ids } = await sessionEventsAppend(
     db,
-    events.map(([type, data]) => ({ sessionId, turnId, type, data })),
+    // Factories write any payload, valid or not, to test how readers cope.
+    events.map(([type, data]) => ({ sessionId, turnId, type, data }) as NewSessionEvent),
   );
   return ids;
 }

@@ -6,6 +6,7 @@
 // after it. The composer sends messages; the assent badge shows the time
 // left and Stop, which revokes the window and aborts the turn on the server.
 import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { SESSION_EVENT_TYPES } from "../../events/contract.js";
 import { api } from "./api.js";
 import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
 import { Markdown } from "./markdown.js";
@@ -22,22 +23,6 @@ import {
   type Timeline,
   type Turn,
 } from "./timeline.js";
-
-const EVENT_TYPES = [
-  "turn_started",
-  "text_delta",
-  "tool_use",
-  "tool_result",
-  "plan_proposed",
-  "plan_finished",
-  "approval_requested",
-  "approval_decided",
-  "execution_updated",
-  "assent_changed",
-  "message",
-  "turn_finished",
-  "error",
-];
 
 interface SessionJson {
   id: string;
@@ -209,7 +194,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
         if (e.type === "approval_requested" || e.type === "approval_decided") void refreshApprovals();
         if (e.type === "turn_finished") onChanged();
       };
-      for (const type of EVENT_TYPES) es.addEventListener(type, onEvent as EventListener);
+      for (const type of SESSION_EVENT_TYPES) es.addEventListener(type, onEvent as EventListener);
     })().catch((err: Error) => setSendError(err.message));
     return () => {
       closed = true;

@@ -5,10 +5,16 @@
 // replays the stream from the start rebuilds exactly the same view.
 // Invariant: an event id is applied once (a replayed or resent id is
 // ignored), so reconnects can never duplicate text.
+import type { SessionEventType } from "../../events/contract.js";
 
+/**
+ * An event as the stream sends it. Its type is one of the contract's
+ * (events/contract.ts), so the switch in applyEvent must handle every one;
+ * its data is read defensively, field by field.
+ */
 export interface ApiEvent {
   id: string;
-  type: string;
+  type: SessionEventType;
   turnId: string | null;
   createdAt: string;
   data: Record<string, unknown>;
@@ -273,7 +279,7 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
     case "turn_finished":
       turnFor(t, e).status = str(d.status) ?? "completed";
       break;
-    case "error":
+    case "turn_failed":
       turnFor(t, e).parts.push({ type: "error", message: str(d.message) ?? "error" });
       break;
     case "plan_finished":
@@ -284,8 +290,13 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
         needs: str(d.needs) ?? null,
       });
       break;
-    default:
+    default: {
+      // Every type of the contract has a case above (the compiler checks);
+      // one unknown to this build of the page is skipped.
+      const unknownType: never = e.type;
+      void unknownType;
       break;
+    }
   }
   return t;
 }

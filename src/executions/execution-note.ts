@@ -1,7 +1,10 @@
-// The note that tells the agent an execution finished: one line naming the
-// execution, its status and exit code, then its output, capped so a noisy
-// command cannot flood the model's context. Notes are system words, never
-// operator words; the agent layer persists them as system_note messages.
+// The text the model reads about an execution, whether it comes back as a
+// tool result (run, get_execution_status) or as a continuation's system
+// note: one line naming the execution, its status, exit code, target and
+// command, then its error and its output. Invariants: this is the only
+// writer of that text; each stream's output is capped to its last
+// NOTE_OUTPUT_CHARS characters, so a noisy command cannot flood the model's
+// context; output is fenced and labelled as data, never instructions.
 import type { Execution } from "../db/schema.js";
 
 /** Characters of stdout and of stderr kept for the model (the tail matters most: errors come last). */

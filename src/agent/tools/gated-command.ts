@@ -1,0 +1,88 @@
+// What run and request_execution share: a command on a target, gated by the
+// assent window (assent/gate.ts). Invariants:
+// - A command the gate does not allow is never run: it becomes a
+//   pending_approval execution with its approval, created in one
+//   transaction, and runs asynchronously once approved.
+// - Nothing here opens or extends an assent window.
+// - run (sync) returns the result in this turn; request_execution (async)
+//   returns at once and the result comes back as a continuation.
+import { approvalCreate } from "../../approvals/approval-create.js";
+import { gateDecide } from "../../assent/gate.js";
+import { assentWindowCurrent } from "../../assent/window.js";
+import { withActor } from "../../db/with-actor.js";
+import { executionNote } from "../../executions/execution-note.js";
+import { riskReasonOf } from "../../risk/classify.js";
+import { type ToolCallContext, type ToolOutcome, type ToolRunDeps, toolFail } from "./tool.js";
+
+export async function gatedCommandRun(
+  deps: ToolRunDeps,
+  ctx: ToolCallContext,
+  mode: "sync" | "async",
+  input: { target: string; command: string; description?: string | undefined; timeout_s?: number | undefined },
+): Promise<ToolOutcome> {
+  const target = await deps.executions.resolveTarget(input.target);
+  if (!target) {
+    const known = (await deps.executions.listTargets()).map((t) => t.name);
+    return toolFail(`target: unknown target "${input.target}"; known targets: ${known.join(", ") || "(none)"}`);
+  }
+  const { risk, reasons } = deps.executions.classify(input.command);
+  const readOnly = risk === "read_only";
+  const window = await assentWindowCurrent(deps.db, { sessionId: ctx.sessionId });
+  const gate = gateDecide({ window, sessionId: ctx.sessionId, target, risk, command: input.command });
+  const actor = `agent:${ctx.sessionId}`;
+  const description = input.description ?? null;
+  const timeoutS = input.timeout_s;
+  // What every execution this call creates carries, whatever its gate.
+  const step = {
+    sessionId: ctx.sessionId,
+    planId: window.planId,
+    turnId: ctx.turnId,
+    target: target.name,
+    command: input.command,
+    description,
+    risk,
+    riskReason: riskReasonOf({ risk, reasons }),
+    ...(timeoutS !== undefined ? { timeoutS } : {}),
+  };
+
+  if (gate.action === "ask") {
+    // Gated steps run asynchronously once approved: the runner picks them up
+    // and the result comes back as a continuation.
+    const { execution, approvalId } = await withActor(deps.db, actor, async (tx) => {
+      const execution = await deps.executions.create(tx, { ...step, mode: "async", status: "pending_approval" });
+      const approval = await approvalCreate(tx, {
+        sessionId: ctx.sessionId,
+        turnId: ctx.turnId,
+        kind: "execution",
+        executionId: execution.id,
+        confirmationPhrase: gate.confirmationPhrase,
+        expiresInMinutes: deps.approvalMinutes,
+      });
+      return { execution, approvalId: approval.id };
+    });
+    const confirm = gate.confirmationPhrase ? ` To approve, the operator must type "${gate.confirmationPhrase}".` : "";
+    return {
+      content:
+        `Not run: ${gate.why}. Execution ${execution.id} (${risk}${reasons.length ? `: ${reasons.join("; ")}` : ""}) awaits the operator's approval ` +
+        `(approval ${approvalId}).${confirm} If approved it runs and its result is delivered to you as a system note; ` +
+        `you will be re-invoked. Tell the operator what you are waiting for and end your turn.`,
+      isError: false,
+      readOnly: false,
+      executionId: execution.id,
+    };
+  }
+
+  const execution = await withActor(deps.db, actor, (tx) =>
+    deps.executions.create(tx, { ...step, mode, status: "approved", deliveredInline: mode === "sync" }),
+  );
+  if (mode === "async") {
+    return {
+      content: `execution ${execution.id} queued on ${target.name} (${risk}). Its result is delivered to you as a system note when it finishes; do not poll for it.`,
+      isError: false,
+      readOnly,
+      executionId: execution.id,
+    };
+  }
+  const done = await deps.executions.runInline(execution.id, { signal: ctx.signal });
+  return { content: executionNote(done), isError: false, readOnly, executionId: done.id };
+}
