@@ -296,6 +296,8 @@ describe("executions", () => {
       exitCode: 0,
       stdout: " 10:00 up 3 days",
       stderr: "",
+      riskReason: x.risk_reason,
+      timeoutS: x.timeout_s,
     });
     expect((await req(`/api/executions/${UNKNOWN}`)).status).toBe(404);
     expect((await req("/api/executions/123")).status).toBe(400);
