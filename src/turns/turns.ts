@@ -34,7 +34,7 @@ import { withActor } from "../db/with-actor.js";
 import { DomainError } from "../errors/domain-error.js";
 import { EventWriter } from "../events/event-writer.js";
 import type { Logger } from "../log/logger.js";
-import { SESSION_MESSAGE_MAX_CHARS } from "../sessions/sessions.js";
+import { SESSION_MESSAGE_MAX_CHARS, sessionExists } from "../sessions/sessions.js";
 import { turnQueueContinuation } from "./continuation-queue.js";
 import { messageAppend } from "./messages.js";
 import { RESUME_REASON, resumeNote, shouldResume } from "./resume.js";
@@ -194,10 +194,7 @@ export class Turns {
   }
 
   private async requireSession(sessionId: string): Promise<void> {
-    const found =
-      UUID.test(sessionId) &&
-      (await this.deps.db.selectFrom("sessions").select("id").where("id", "=", sessionId).executeTakeFirst()) !== undefined;
-    if (!found) throw new TurnSessionNotFoundError(sessionId);
+    if (!UUID.test(sessionId) || !(await sessionExists(this.deps.db, { sessionId }))) throw new TurnSessionNotFoundError(sessionId);
   }
 
   /**
