@@ -31,7 +31,6 @@ import { migrateAsOwner, rolePowers } from "./db/service-role.js";
 import { DEMO_NOTICE } from "./demo/demo-notice.js";
 import { ExecutionRunner } from "./executions/runner.js";
 import { createApp } from "./http/app.js";
-import { agentPortFrom, executionsPortFromLifecycle } from "./http/port-adapters.js";
 import { publicOriginFrom } from "./http/public-origin.js";
 import { SessionEventHub } from "./http/session-event-hub.js";
 import { createLogger, type Logger } from "./log/logger.js";
@@ -221,8 +220,8 @@ async function main(): Promise<void> {
       },
       api: {
         db: db.kysely,
-        agent: agentPortFrom({ db, turns: agent.turns, approvalDeps: agent.approvalDeps }),
-        executions: executionsPortFromLifecycle({ db }),
+        turns: agent.turns,
+        approvals: agent.approvalDeps,
         events,
         apiToken: config.apiToken,
         assentMinutes: config.assentMinutes,

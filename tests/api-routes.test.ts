@@ -1,9 +1,9 @@
 // Every /api route of DESIGN.md in-process: shapes, 201/202/200, 400 naming
 // the field, 401, 404 for unknown ids, 409 for decided approvals, 413 for
-// oversized bodies, and that deciding and Stop call the agent with the
-// operator as the actor.
+// oversized bodies, and that chatting, deciding, Stop and cancelling run the
+// real domain (Turns, approvalDecide, the lifecycle) as the operator: the
+// database says what happened.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { portsNotWired } from "../src/http/api-deps.js";
 import { type ApiHarness, browser, loginCookie, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
@@ -121,12 +121,20 @@ describe("sessions", () => {
 describe("messages", () => {
   it("202 {turnId}: the agent is asked to chat as the operator; the session is named after the words", async () => {
     const s = await makeSession(t.db.kysely, { title: "New session" });
-    h.ports.calls = [];
     const res = await req(`/api/sessions/${s.id}/messages`, { method: "POST", body: { text: "  install nginx on web1  " } });
     expect(res.status).toBe(202);
     const { turnId } = await json<{ turnId: string }>(res);
     expect(turnId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(h.ports.calls).toEqual([{ method: "chat", args: [s.id, "install nginx on web1", "operator:alice"] }]);
+    await h.turns.idle(s.id);
+    const turn = await t.db.kysely.selectFrom("turns").selectAll().where("id", "=", turnId).executeTakeFirstOrThrow();
+    expect(turn).toMatchObject({ session_id: s.id, kind: "operator", input: { text: "install nginx on web1", actor: "operator:alice" } });
+    const said = await t.db.kysely
+      .selectFrom("messages")
+      .select("content")
+      .where("turn_id", "=", turnId)
+      .where("kind", "=", "operator")
+      .executeTakeFirstOrThrow();
+    expect(said.content).toEqual([{ type: "text", text: "install nginx on web1" }]);
     const row = await t.db.kysely.selectFrom("sessions").select("title").where("id", "=", s.id).executeTakeFirstOrThrow();
     expect(row.title).toBe("install nginx on web1");
   });
@@ -186,16 +194,12 @@ describe("approvals", () => {
     const s = await makeSession(t.db.kysely);
     const plan = await makePlan(t.db.kysely, { session_id: s.id });
     const a = await makeApproval(t.db.kysely, { session_id: s.id, kind: "plan", plan_id: plan.id });
-    h.ports.calls = [];
     const res = await req(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "approve" } });
     expect(res.status).toBe(200);
     expect(await json(res)).toMatchObject({ id: a.id, status: "approved", decidedBy: "operator:alice", decidedVia: "button" });
-    expect(h.ports.calls).toEqual([
-      {
-        method: "decideApproval",
-        args: [{ approvalId: a.id, decision: "approve", actor: "operator:alice", via: "button", mayConfirmDestructive: true }],
-      },
-    ]);
+    // approvalDecide ran: approving the plan opened the session's window, in the operator's name.
+    const window = await t.db.kysely.selectFrom("assent_windows").selectAll().where("session_id", "=", s.id).executeTakeFirstOrThrow();
+    expect(window).toMatchObject({ opened_by: "operator:alice", closed_at: null, plan_id: plan.id });
     const again = await req(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "reject" } });
     expect(again.status).toBe(409);
   });
@@ -216,7 +220,6 @@ describe("approvals", () => {
       execution_id: x2.id,
       confirmation_phrase: "destroy 106",
     });
-    h.ports.calls = [];
     for (const confirmation of [undefined, "destroy 106", "DESTROY 105"]) {
       const res = await req(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "approve", confirmation } });
       expect(res.status).toBe(400);
@@ -224,10 +227,13 @@ describe("approvals", () => {
         error: { field: "body.confirmation", message: expect.stringContaining('type "destroy 105"') },
       });
     }
-    expect(h.ports.calls).toEqual([]);
+    const still = await t.db.kysely.selectFrom("approvals").select("status").where("id", "=", a.id).executeTakeFirstOrThrow();
+    expect(still.status).toBe("pending");
     const ok = await req(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "approve", confirmation: "destroy 105" } });
     expect(ok.status).toBe(200);
-    expect(h.ports.calls[0]!.args[0]).toMatchObject({ confirmation: "destroy 105" });
+    expect(await json(ok)).toMatchObject({ status: "approved", decidedBy: "operator:alice" });
+    const approved = await t.db.kysely.selectFrom("executions").select("status").where("id", "=", x1.id).executeTakeFirstOrThrow();
+    expect(approved.status).not.toBe("pending_approval");
     const rejected = await req(`/api/approvals/${b.id}`, { method: "POST", body: { decision: "reject" } });
     expect(await json(rejected)).toMatchObject({ status: "rejected" });
   });
@@ -245,14 +251,21 @@ describe("Stop", () => {
   it("DELETE /api/sessions/:id/assent stops everything of the session through the agent, as the operator", async () => {
     const s = await makeSession(t.db.kysely);
     await makeAssentWindow(t.db.kysely, { session_id: s.id });
-    h.ports.calls = [];
     const res = await req(`/api/sessions/${s.id}/assent`, { method: "DELETE" });
     expect(res.status).toBe(200);
     expect(await json(res)).toEqual({
       assent: { open: false, expiresAt: null, scopeTargets: [], continuations: 0 },
-      stopped: "Stopped by alice: nothing was running.",
+      stopped: "Stopped by alice: nothing was running. The assent window is closed: nothing runs on its own, and every change asks again.",
     });
-    expect(h.ports.calls).toEqual([{ method: "stop", args: [s.id, "operator:alice"] }]);
+    const window = await t.db.kysely.selectFrom("assent_windows").selectAll().where("session_id", "=", s.id).executeTakeFirstOrThrow();
+    expect(window.close_reason).toBe("revoked");
+    const marker = await t.db.kysely
+      .selectFrom("messages")
+      .select("content")
+      .where("session_id", "=", s.id)
+      .where("kind", "=", "system_note")
+      .executeTakeFirstOrThrow();
+    expect(marker.content).toEqual([{ type: "text", text: expect.stringMatching(/^Stopped by alice: nothing was running\./) }]);
     expect((await req(`/api/sessions/${UNKNOWN}/assent`, { method: "DELETE" })).status).toBe(404);
   });
 });
@@ -283,28 +296,32 @@ describe("executions", () => {
       exitCode: 0,
       stdout: " 10:00 up 3 days",
       stderr: "",
+      riskReason: x.risk_reason,
+      timeoutS: x.timeout_s,
     });
     expect((await req(`/api/executions/${UNKNOWN}`)).status).toBe(404);
     expect((await req("/api/executions/123")).status).toBe(400);
   });
 
-  it("POST cancel calls the executions port as the operator; 409 once terminal", async () => {
+  it("POST cancel cancels through the lifecycle as the operator; 409 once terminal", async () => {
     const x = await makeExecution(t.db.kysely, { command: "sleep 100" });
-    h.ports.calls = [];
     const res = await req(`/api/executions/${x.id}/cancel`, { method: "POST" });
     expect(res.status).toBe(200);
-    expect(await json(res)).toMatchObject({ status: "cancelled" });
-    expect(h.ports.calls).toEqual([
-      { method: "cancel", args: [{ executionId: x.id, actor: "operator:alice", reason: "cancelled by operator:alice" }] },
-    ]);
+    expect(await json(res)).toMatchObject({ status: "cancelled", error: "cancelled by operator:alice", timeoutS: x.timeout_s });
+    const audit = await t.db.kysely
+      .selectFrom("audit.events")
+      .select("actor")
+      .where("row_key", "=", x.id)
+      .orderBy("id", "desc")
+      .executeTakeFirstOrThrow();
+    expect(audit.actor).toBe("operator:alice");
     expect((await req(`/api/executions/${x.id}/cancel`, { method: "POST" })).status).toBe(409);
   });
 });
 
 describe("a process without the agent wired in", () => {
   it("answers acting routes with 503 saying so, while reading keeps working", async () => {
-    const notWired = portsNotWired("the agent");
-    const own = await startApi(t.db, t.url, { agent: notWired, executions: notWired });
+    const own = await startApi(t.db, t.url, {}, { withoutAgent: true });
     try {
       const r = browser(own.app, await loginCookie(own.app, t.db));
       const s = await makeSession(t.db.kysely);

@@ -5,7 +5,8 @@
 // (the approval JSON and GET /api/executions/:id).
 import { describe, expect, it } from "vitest";
 import { approvalViews } from "../src/approvals/approval-view.js";
-import { executionGet } from "../src/http/read/execution-read.js";
+import { executionToJson } from "../src/executions/execution-json.js";
+import { executionGet } from "../src/executions/lifecycle.js";
 import { scriptedPolicy } from "../src/model-double/messages-double.js";
 import { useAgentHarness } from "./helpers/agent-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
@@ -53,7 +54,8 @@ describe("the agent's run tool, no window open", () => {
         .where("command", "=", command)
         .executeTakeFirstOrThrow();
       expect(execution, command).toMatchObject({ status: "pending_approval", risk });
-      const json = await executionGet(t.db.kysely, { executionId: execution.id });
+      const row = await executionGet(t.db.kysely, { executionId: execution.id });
+      const json = row && executionToJson(row);
       expect(json?.riskReason, command).toMatch(reason);
       const [approval] = (await approvalViews(t.db.kysely, { sessionId: s.id, status: "pending" })).filter(
         (a) => a.executionId === execution.id,

@@ -156,12 +156,23 @@ describe("destructive confirmations are an admin's", () => {
     expect(audit.actor).toBe("operator:olga");
   });
 
-  it("by chat words: the route tells the agent whether the author's typed phrase may confirm", async () => {
+  it("by chat words: the author's role decides whether the typed phrase confirms a destructive step", async () => {
     const s = await makeSession(t.db.kysely);
-    await as.operator!(`/api/sessions/${s.id}/messages`, { method: "POST", body: { text: "destroy 105" } });
-    expect(h.ports.lastChatOptions).toEqual({ mayConfirmDestructive: false });
-    await as.admin!(`/api/sessions/${s.id}/messages`, { method: "POST", body: { text: "destroy 105" } });
-    expect(h.ports.lastChatOptions).toEqual({ mayConfirmDestructive: true });
+    const x = await makeExecution(t.db.kysely, { session_id: s.id, command: "pct destroy 105", risk: "destructive" });
+    const a = await makeApproval(t.db.kysely, {
+      session_id: s.id,
+      kind: "execution",
+      execution_id: x.id,
+      confirmation_phrase: "destroy 105",
+    });
+    const status = async () =>
+      (await t.db.kysely.selectFrom("approvals").select("status").where("id", "=", a.id).executeTakeFirstOrThrow()).status;
+    expect((await as.operator!(`/api/sessions/${s.id}/messages`, { method: "POST", body: { text: "destroy 105" } })).status).toBe(202);
+    await h.turns.idle(s.id);
+    expect(await status()).toBe("pending");
+    expect((await as.admin!(`/api/sessions/${s.id}/messages`, { method: "POST", body: { text: "destroy 105" } })).status).toBe(202);
+    await h.turns.idle(s.id);
+    expect(await status()).toBe("approved");
   });
 
   it("/api/me tells the page the role, so it can hide what the role cannot do", async () => {

@@ -14,7 +14,6 @@ import { approvalView } from "../src/approvals/approval-view.js";
 import { operatorCreate } from "../src/auth/operators.js";
 import { executionGet } from "../src/executions/lifecycle.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
-import { agentPortFrom } from "../src/http/port-adapters.js";
 import { createLogger } from "../src/log/logger.js";
 import { pctCreate } from "../src/pct/pct-create.js";
 import { SshPool } from "../src/ssh/connection-pool.js";
@@ -51,7 +50,7 @@ beforeAll(async () => {
     pctCreate: (input, ctx) => pctCreate({ db: db(), registry, pool, redact: makeRedactor(), log }, input, ctx),
   });
   const approvalDeps = { ...h.approvalDeps, executions, assentMinutes: 30 };
-  api = await serveApi(t.db, t.url, { agent: agentPortFrom({ db: t.db, turns: h.turns, approvalDeps }), assentMinutes: 30 });
+  api = await serveApi(t.db, t.url, { turns: h.turns, approvals: approvalDeps, assentMinutes: 30 });
   await operatorCreate(db(), { username: "alice", password: "correct horse battery", actor: "system:test" });
 });
 afterEach(async () => {

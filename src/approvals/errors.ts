@@ -1,22 +1,25 @@
-// The typed errors of deciding an approval. The HTTP layer maps them:
-// ApprovalNotFoundError -> 404, ApprovalAlreadyDecidedError (and its
-// ApprovalExpiredError) -> 409, ApprovalConfirmationError -> 400 naming the
-// field "confirmation", ApprovalRoleError -> 403.
-export class ApprovalNotFoundError extends Error {
+// The typed errors of deciding an approval, each a DomainError of its kind
+// (http/on-error.ts answers the kind): ApprovalNotFoundError not_found,
+// ApprovalAlreadyDecidedError (and its ApprovalExpiredError) conflict,
+// ApprovalConfirmationError bad_request naming the field "confirmation",
+// ApprovalRoleError forbidden.
+import { DomainError } from "../errors/domain-error.js";
+
+export class ApprovalNotFoundError extends DomainError {
   override name = "ApprovalNotFoundError";
   constructor(readonly approvalId: string) {
-    super(`approval ${approvalId} does not exist`);
+    super("not_found", `approval ${approvalId} does not exist`);
   }
 }
 
-export class ApprovalAlreadyDecidedError extends Error {
+export class ApprovalAlreadyDecidedError extends DomainError {
   override name = "ApprovalAlreadyDecidedError";
   constructor(
     readonly approvalId: string,
     readonly status: string,
     message = `approval ${approvalId} was already ${status}; a decision is made once`,
   ) {
-    super(message);
+    super("conflict", message);
   }
 }
 
@@ -27,21 +30,22 @@ export class ApprovalExpiredError extends ApprovalAlreadyDecidedError {
   }
 }
 
-export class ApprovalConfirmationError extends Error {
+export class ApprovalConfirmationError extends DomainError {
   override name = "ApprovalConfirmationError";
-  readonly field = "confirmation";
   constructor(
     readonly approvalId: string,
     readonly expected: string,
   ) {
-    super(`approval ${approvalId} is for a destructive step: type "${expected}" in confirmation to approve it`);
+    super("bad_request", `approval ${approvalId} is for a destructive step: type "${expected}" in confirmation to approve it`, {
+      field: "confirmation",
+    });
   }
 }
 
 /** A destructive step's phrase from someone who may not confirm destructive steps (below admin). */
-export class ApprovalRoleError extends Error {
+export class ApprovalRoleError extends DomainError {
   override name = "ApprovalRoleError";
   constructor(readonly approvalId: string) {
-    super(`approval ${approvalId} is for a destructive step: only an admin can confirm it`);
+    super("forbidden", `approval ${approvalId} is for a destructive step: only an admin can confirm it`);
   }
 }

@@ -50,14 +50,12 @@ const CLOSED: AssentWindowState = {
   preauthorized: [],
 };
 
+/** The rule "open", on an assent_windows row: not closed, and not past its end by the database clock. */
+const OPEN = sql<boolean>`closed_at IS NULL AND expires_at > now()`;
+
+/** The session's window, open or not: the one answer to "is the window open" outside a single SQL statement. */
 export async function assentWindowCurrent(db: Kysely<Database>, p: { sessionId: string }): Promise<AssentWindowState> {
-  const row = await db
-    .selectFrom("assent_windows")
-    .selectAll()
-    .where("session_id", "=", p.sessionId)
-    .where("closed_at", "is", null)
-    .where("expires_at", ">", sql<Date>`now()`)
-    .executeTakeFirst();
+  const row = await db.selectFrom("assent_windows").selectAll().where("session_id", "=", p.sessionId).where(OPEN).executeTakeFirst();
   if (!row) return CLOSED;
   return openView(row);
 }
@@ -148,8 +146,7 @@ export async function assentWindowAddScope(tx: Kysely<Database>, p: { sessionId:
     .updateTable("assent_windows")
     .set({ scope_targets: sql`ARRAY(SELECT DISTINCT unnest(scope_targets || ${p.targets}::text[]) ORDER BY 1)` })
     .where("session_id", "=", p.sessionId)
-    .where("closed_at", "is", null)
-    .where("expires_at", ">", sql<Date>`now()`)
+    .where(OPEN)
     .returning("id")
     .executeTakeFirst();
   return updated !== undefined;

@@ -19,6 +19,7 @@
 // Pass a withActor transaction so the audit trail names who did it.
 import { type Kysely, sql } from "kysely";
 import type { Database, Execution, ExecutionStatus, Risk } from "../db/schema.js";
+import { DomainError } from "../errors/domain-error.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 import { executionToJson } from "./execution-json.js";
 
@@ -27,7 +28,8 @@ export const LOST_LEASE_MESSAGE =
   "the runner holding this execution stopped (its lease expired) while the command was running; " +
   "the command may or may not have completed on the target. It was not re-run: check the target's state before retrying.";
 
-export class ExecutionTransitionError extends Error {
+/** A transition refused: not_found when the execution is missing, else conflict. */
+export class ExecutionTransitionError extends DomainError {
   override name = "ExecutionTransitionError";
   constructor(
     readonly executionId: string,
@@ -36,6 +38,7 @@ export class ExecutionTransitionError extends Error {
     readonly attempted: string,
   ) {
     super(
+      found === "missing" ? "not_found" : "conflict",
       found === "missing"
         ? `execution ${executionId} does not exist; cannot ${attempted}`
         : `execution ${executionId} is ${found}, not ${expected}; cannot ${attempted}`,

@@ -1,6 +1,7 @@
 // The HTTP application: middleware, routes, error handling. It receives what
-// it needs (logger, health checks, and the API's ports in api-deps.ts) and
-// imports no pool or global; main.ts builds it, tests call app.request(...)
+// it needs (logger, health checks, and the API's deps in api-deps.ts: the
+// database, Turns, what deciding an approval needs) and imports no pool or
+// global; main.ts builds it, tests call app.request(...)
 // in-process. Without `api` only /healthz is served (the Foundation's tests).
 //
 // Order of the guards: a Host that is not ours is refused (421) before any

@@ -7,7 +7,8 @@
 // Invariants: all of it commits together or not at all (a single statement
 // is its own transaction); the audit actor is set before any row changes
 // (audit triggers are AFTER ROW triggers, fired when the statement ends, and
-// the `actor` CTE is evaluated first because every insert reads from it); a
+// the `actor` CTE is evaluated first because every insert reads from it); the
+// event carries the message's one view (sessions/message-view.ts); a
 // session that does not exist fails on the turn's foreign key; a note
 // holding what PostgreSQL cannot store (NUL, a lone surrogate) is kept with
 // U+FFFD in its place (db/storable.ts).
@@ -15,6 +16,7 @@ import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.js";
 import { storableDeep } from "../db/storable.js";
 import { SESSION_EVENTS_CHANNEL } from "../events/session-events.js";
+import { messageViewSql } from "../sessions/message-view.js";
 
 export async function turnQueueContinuation(
   db: Kysely<Database>,
@@ -48,9 +50,7 @@ export async function turnQueueContinuation(
     ), event AS (
       INSERT INTO session_events (session_id, turn_id, type, data)
       SELECT note.session_id, note.turn_id, 'message',
-             jsonb_build_object('message', jsonb_build_object(
-               'id', note.id::text, 'kind', note.kind, 'turnId', note.turn_id,
-               'content', note.content, 'createdAt', note.created_at))
+             jsonb_build_object('message', ${messageViewSql("note")})
         FROM note
       RETURNING session_id
     )

@@ -9,22 +9,7 @@ import type { Kysely } from "kysely";
 import type { Database, Message, MessageKind } from "../db/schema.js";
 import { storableDeep } from "../db/storable.js";
 import { sessionEventsAppend } from "../events/session-events.js";
-
-export interface MessageView {
-  id: string;
-  kind: MessageKind;
-  turnId: string | null;
-  content: unknown[];
-  createdAt: string;
-}
-
-export const messageView = (m: Message): MessageView => ({
-  id: m.id,
-  kind: m.kind,
-  turnId: m.turn_id,
-  content: m.content,
-  createdAt: m.created_at.toISOString(),
-});
+import { messageView } from "../sessions/message-view.js";
 
 export async function messageAppend(
   tx: Kysely<Database>,

@@ -31,8 +31,10 @@ import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
 import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import type { Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
+import { DomainError } from "../errors/domain-error.js";
 import { EventWriter } from "../events/event-writer.js";
 import type { Logger } from "../log/logger.js";
+import { SESSION_MESSAGE_MAX_CHARS, sessionExists } from "../sessions/sessions.js";
 import { turnQueueContinuation } from "./continuation-queue.js";
 import { messageAppend } from "./messages.js";
 import { RESUME_REASON, resumeNote, shouldResume } from "./resume.js";
@@ -77,19 +79,21 @@ export interface TurnsDeps {
   flushMs?: number;
 }
 
-export class TurnInputError extends Error {
+export class TurnInputError extends DomainError {
   override name = "TurnInputError";
-  readonly field = "text";
+  constructor(message: string) {
+    super("bad_request", message, { field: "text" });
+  }
 }
 
-/** The session does not exist (the HTTP layer answers 404). */
-export class TurnSessionNotFoundError extends Error {
+/** The session does not exist. */
+export class TurnSessionNotFoundError extends DomainError {
   override name = "TurnSessionNotFoundError";
   constructor(
     readonly sessionId: string,
     options?: ErrorOptions,
   ) {
-    super(`session ${sessionId} does not exist`, options);
+    super("not_found", `session ${sessionId} does not exist`, options);
   }
 }
 
@@ -105,8 +109,6 @@ interface Active {
   /** Work was queued while the loop ran: look at the queue once more before leaving. */
   poked: boolean;
 }
-
-const MAX_TEXT = 100_000;
 
 export class Turns {
   private readonly active = new Map<string, Active>();
@@ -131,7 +133,7 @@ export class Turns {
     const text = operatorText.trim();
     await this.requireSession(sessionId);
     if (text === "") throw new TurnInputError("text: a message needs some text");
-    if (text.length > MAX_TEXT) throw new TurnInputError(`text: at most ${MAX_TEXT} characters`);
+    if (text.length > SESSION_MESSAGE_MAX_CHARS) throw new TurnInputError(`text: at most ${SESSION_MESSAGE_MAX_CHARS} characters`);
     const reading = assentParse(text);
     const notes: string[] = [];
     if (reading.reading === "revoke") {
@@ -192,10 +194,7 @@ export class Turns {
   }
 
   private async requireSession(sessionId: string): Promise<void> {
-    const found =
-      UUID.test(sessionId) &&
-      (await this.deps.db.selectFrom("sessions").select("id").where("id", "=", sessionId).executeTakeFirst()) !== undefined;
-    if (!found) throw new TurnSessionNotFoundError(sessionId);
+    if (!UUID.test(sessionId) || !(await sessionExists(this.deps.db, { sessionId }))) throw new TurnSessionNotFoundError(sessionId);
   }
 
   /**

@@ -1,112 +1,35 @@
-// The API in-process for tests: createApp with real PostgreSQL, a real
-// SessionEventHub, and ports that record what the routes asked of the agent
-// and the executions. The recording ports write what the real ones would
-// (a queued turn, a decided approval, a closed window) through the real
-// tables, so the routes' answers come from the database as in production.
-import { sql } from "kysely";
+// The API in-process for tests: createApp over real PostgreSQL with the
+// real domain, as main.ts wires it: Turns running the agent loop against
+// the Messages API double, approvalDecide over the real executions
+// lifecycle (tests/helpers/db-executions-port.ts, the host scripted), and a
+// real SessionEventHub. Tests assert on the responses and on the database.
+import Anthropic from "@anthropic-ai/sdk";
+import { agentTurn } from "../../src/agent/loop.js";
+import type { ApprovalDeps } from "../../src/approvals/decide.js";
 import { operatorCreate } from "../../src/auth/operators.js";
 import { connect, type Db } from "../../src/db/connect.js";
-import { withActor } from "../../src/db/with-actor.js";
-import type { AgentPort, ApiDeps, ChatOptions, DecideApprovalParams, ExecutionsPort } from "../../src/http/api-deps.js";
+import type { ApiDeps } from "../../src/http/api-deps.js";
 import { createApp } from "../../src/http/app.js";
 import type { PublicOrigin } from "../../src/http/public-origin.js";
 import { SessionEventHub } from "../../src/http/session-event-hub.js";
 import { createLogger } from "../../src/log/logger.js";
+import { type MessagesDouble, startMessagesDouble } from "../../src/model-double/messages-double.js";
+import { Turns } from "../../src/turns/turns.js";
+import { dbExecutionsPort } from "./db-executions-port.js";
 
 export const ORIGIN = "http://localhost";
 /** The first-operator form's code in in-process apps (the service prints its own). */
 export const SETUP_CODE = "TEST-SETUP-CODE";
 
-export class RecordingPorts {
-  calls: { method: string; args: unknown[] }[] = [];
-  /** What the route told the agent about the last chat()'s author (roles). */
-  lastChatOptions: ChatOptions | undefined;
-  /** The turn the last chat() queued. */
-  lastTurnId: string | undefined;
-
-  constructor(private readonly db: Db) {}
-
-  readonly agent: AgentPort = {
-    chat: async (sessionId, text, actor, options) => {
-      this.calls.push({ method: "chat", args: [sessionId, text, actor] });
-      this.lastChatOptions = options;
-      const turn = await withActor(this.db.kysely, actor, async (tx) => {
-        await tx
-          .insertInto("messages")
-          .values({ session_id: sessionId, kind: "operator", content: [{ type: "text", text }] })
-          .execute();
-        return tx
-          .insertInto("turns")
-          .values({ session_id: sessionId, kind: "operator", input: { text } })
-          .returning("id")
-          .executeTakeFirstOrThrow();
-      });
-      this.lastTurnId = turn.id;
-      return { turnId: turn.id };
-    },
-    abort: async (sessionId) => {
-      this.calls.push({ method: "abort", args: [sessionId] });
-    },
-    decideApproval: async (p: DecideApprovalParams) => {
-      this.calls.push({ method: "decideApproval", args: [p] });
-      return withActor(this.db.kysely, p.actor, (tx) =>
-        tx
-          .updateTable("approvals")
-          .set({
-            status: p.decision === "approve" ? "approved" : "rejected",
-            decided_by: p.actor,
-            decided_via: p.via,
-            decided_at: new Date(),
-          })
-          .where("id", "=", p.approvalId)
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
-    },
-    revokeAssent: async (sessionId, actor) => {
-      this.calls.push({ method: "revokeAssent", args: [sessionId, actor] });
-      await withActor(this.db.kysely, actor, (tx) =>
-        tx
-          .updateTable("assent_windows")
-          .set({ closed_at: sql`now()`, close_reason: "revoked" })
-          .where("session_id", "=", sessionId)
-          .where("closed_at", "is", null)
-          .execute(),
-      );
-    },
-    stop: async (sessionId, actor) => {
-      this.calls.push({ method: "stop", args: [sessionId, actor] });
-      await withActor(this.db.kysely, actor, (tx) =>
-        tx
-          .updateTable("assent_windows")
-          .set({ closed_at: sql`now()`, close_reason: "revoked" })
-          .where("session_id", "=", sessionId)
-          .where("closed_at", "is", null)
-          .execute(),
-      );
-      return { marker: `Stopped by ${actor.replace(/^operator:/, "")}: nothing was running.` };
-    },
-  };
-
-  readonly executions: ExecutionsPort = {
-    cancel: async (p) => {
-      this.calls.push({ method: "cancel", args: [p] });
-      await withActor(this.db.kysely, p.actor, (tx) =>
-        tx
-          .updateTable("executions")
-          .set({ status: "cancelled", finished_at: new Date(), cancel_requested_at: new Date() })
-          .where("id", "=", p.executionId)
-          .execute(),
-      );
-    },
-  };
-}
-
 export interface ApiHarness {
   app: ReturnType<typeof createApp>;
-  ports: RecordingPorts;
   hub: SessionEventHub;
   listenDb: Db;
+  /** The Messages API double the agent talks to (an echoing text reply unless a test sets a policy). */
+  double: MessagesDouble;
+  /** The real Turns the routes call; `turns.idle(sessionId)` waits for the session's turns. */
+  turns: Turns;
+  approvals: ApprovalDeps;
   close(): Promise<void>;
 }
 
@@ -115,25 +38,53 @@ export async function startApi(
   db: Db,
   url: string,
   overrides: Partial<Omit<ApiDeps, "log" | "db" | "publicOrigin">> = {},
-  app: { publicOrigin?: PublicOrigin } = {},
+  app: { publicOrigin?: PublicOrigin; withoutAgent?: boolean } = {},
 ): Promise<ApiHarness> {
   const log = createLogger({ level: "silent" });
   const listenDb = connect(url, { max: 1, applicationName: "nomos-events" });
   const hub = new SessionEventHub(listenDb.sql, log);
   await hub.start();
-  const ports = new RecordingPorts(db);
+  const double = await startMessagesDouble();
+  const client = new Anthropic({ apiKey: "test-key", baseURL: double.url, maxRetries: 0 });
+  const executions = dbExecutionsPort(db.kysely);
+  const approvals: ApprovalDeps = { db: db.kysely, executions, assentMinutes: 30, log };
+  const turns = new Turns({
+    db: db.kysely,
+    runTurn: (ctx) =>
+      agentTurn(
+        {
+          db: db.kysely,
+          client,
+          model: "claude-test",
+          maxIterations: 10,
+          soul: "You are Nomos (test soul).",
+          executions,
+          approvalMinutes: 60,
+          log,
+        },
+        ctx,
+      ),
+    approvals,
+    log,
+    owner: "api-test",
+    flushMs: 5,
+  });
   const created = createApp({
     log,
-    ...app,
+    ...(app.publicOrigin ? { publicOrigin: app.publicOrigin } : {}),
     health: { events: () => hub.health() },
-    api: { db: db.kysely, agent: ports.agent, executions: ports.executions, events: hub, setupCode: SETUP_CODE, ...overrides },
+    api: { db: db.kysely, ...(app.withoutAgent ? {} : { turns, approvals }), events: hub, setupCode: SETUP_CODE, ...overrides },
   });
   return {
     app: created,
-    ports,
     hub,
     listenDb,
+    double,
+    turns,
+    approvals,
     async close() {
+      await turns.stop();
+      await double.close();
       await hub.stop();
       await listenDb.close();
     },

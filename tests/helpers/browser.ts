@@ -24,7 +24,7 @@ export interface ServedApi extends ApiHarness {
   url: string;
 }
 
-/** overrides: real ports in place of the recording ones (e.g. the agent wired as main.ts wires it). */
+/** overrides: deps in place of the harness's own (e.g. Turns and approvals wired to the real runner, as main.ts wires them). */
 export async function serveApi(db: Db, url: string, overrides: Partial<Omit<ApiDeps, "log" | "db">> = {}): Promise<ServedApi> {
   const h = await startApi(db, url, overrides);
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {

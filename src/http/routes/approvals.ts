@@ -1,17 +1,17 @@
 // Approvals: list (by session, by status) and decide with the buttons.
 // The route checks what it can answer precisely (unknown id 404, already
 // decided 409, wrong typed confirmation 400 naming body.confirmation) before
-// the agent decides; the agent's own checks still guard races.
+// approvalDecide decides; its own checks (DomainErrors) still guard races.
 import { Hono } from "hono";
 import { z } from "zod";
 import { approvalView, approvalViews } from "../../approvals/approval-view.js";
+import { approvalDecide } from "../../approvals/decide.js";
 import type { AuthEnv } from "../../auth/middleware.js";
 import { requireRole, roleAtLeast, roleRefusal } from "../../auth/roles.js";
-import type { ApiDeps } from "../api-deps.js";
+import { type ApiDeps, agentOf } from "../api-deps.js";
 import { HttpError, notFound } from "../http-error.js";
 import { validate } from "../validate.js";
 import { idParam, uuidParam } from "./ids.js";
-import { viaPort } from "./port-errors.js";
 
 const listQuery = z.object({
   session: uuidParam.optional(),
@@ -57,18 +57,16 @@ export function approvalRoutes(deps: ApiDeps) {
           );
         }
         const actor = c.get("actor");
-        await viaPort(() =>
-          deps.agent.decideApproval({
-            approvalId: id,
-            decision,
-            ...(confirmation !== undefined ? { confirmation: confirmation.trim() } : {}),
-            ...(andContinue !== undefined ? { continue: andContinue } : {}),
-            actor,
-            via: "button",
-            // An operator's plan approval leaves its destructive steps to ask an admin.
-            mayConfirmDestructive: roleAtLeast(role, "admin"),
-          }),
-        );
+        await approvalDecide(agentOf(deps).approvals, {
+          approvalId: id,
+          decision,
+          ...(confirmation !== undefined ? { confirmation: confirmation.trim() } : {}),
+          ...(andContinue !== undefined ? { continue: andContinue } : {}),
+          actor,
+          via: "button",
+          // An operator's plan approval leaves its destructive steps to ask an admin.
+          mayConfirmDestructive: roleAtLeast(role, "admin"),
+        });
         deps.log.info({ approvalId: id, decision, actor }, "approval decided");
         return c.json(await approvalView(deps.db, { approvalId: id }));
       },

@@ -17,9 +17,9 @@ import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import type { AuthEnv } from "../../auth/middleware.js";
 import { sessionEventsAfter, sessionEventsLastId } from "../../events/session-events.js";
+import { sessionExists } from "../../sessions/sessions.js";
 import type { ApiDeps } from "../api-deps.js";
 import { HttpError, notFound } from "../http-error.js";
-import { sessionExists } from "../read/session-read.js";
 import { validate } from "../validate.js";
 import { idParam } from "./ids.js";
 

@@ -1,19 +1,24 @@
 // Sessions: create, list, read (transcript + assent window + lastEventId),
 // send a message (queues a turn on the agent), Stop (everything of the
-// session stops: window, turn, executions). Every write runs as the operator.
+// session stops: window, turn, executions). The rules are sessions/'s and
+// Turns'; this file translates HTTP to them. Every write runs as the operator.
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AuthEnv } from "../../auth/middleware.js";
 import { requireRole, roleAtLeast } from "../../auth/roles.js";
-import { withActor } from "../../db/with-actor.js";
-import type { ApiDeps } from "../api-deps.js";
+import {
+  SESSION_MESSAGE_MAX_CHARS,
+  sessionAssentView,
+  sessionCreate,
+  sessionExists,
+  sessionList,
+  sessionNameFromMessage,
+  sessionView,
+} from "../../sessions/sessions.js";
+import { type ApiDeps, agentOf } from "../api-deps.js";
 import { notFound } from "../http-error.js";
-import { assentWindowRead, sessionExists, sessionGet, sessionList } from "../read/session-read.js";
 import { validate } from "../validate.js";
 import { idParam } from "./ids.js";
-import { viaPort } from "./port-errors.js";
-
-const DEFAULT_TITLE = "New session";
 
 export function sessionRoutes(deps: ApiDeps) {
   const mustExist = async (sessionId: string) => {
@@ -27,21 +32,18 @@ export function sessionRoutes(deps: ApiDeps) {
       validate("json", z.object({ title: z.string().trim().min(1).max(200).optional() }).default({})),
       async (c) => {
         const { title } = c.req.valid("json");
-        const op = c.get("operator");
-        const row = await withActor(deps.db, c.get("actor"), (tx) =>
-          tx
-            .insertInto("sessions")
-            .values({ title: title ?? DEFAULT_TITLE, operator_id: op.id })
-            .returning(["id", "title", "created_at"])
-            .executeTakeFirstOrThrow(),
-        );
-        return c.json({ id: row.id, title: row.title, createdAt: row.created_at }, 201);
+        const session = await sessionCreate(deps.db, {
+          ...(title !== undefined ? { title } : {}),
+          operatorId: c.get("operator").id,
+          actor: c.get("actor"),
+        });
+        return c.json(session, 201);
       },
     )
     .get("/api/sessions", async (c) => c.json({ sessions: await sessionList(deps.db) }))
     .get("/api/sessions/:id", validate("param", idParam), async (c) => {
       const { id } = c.req.valid("param");
-      const session = await sessionGet(deps.db, { sessionId: id });
+      const session = await sessionView(deps.db, { sessionId: id });
       if (!session) throw notFound("session", id);
       // assentMinutes: how long approving opens the window for, which the cards say before the click.
       return c.json({ ...session, assentMinutes: deps.assentMinutes ?? 30 });
@@ -50,24 +52,16 @@ export function sessionRoutes(deps: ApiDeps) {
       "/api/sessions/:id/messages",
       requireRole("operator", "chatting"),
       validate("param", idParam),
-      validate("json", z.object({ text: z.string().trim().min(1, "must not be empty").max(20_000) })),
+      validate("json", z.object({ text: z.string().trim().min(1, "must not be empty").max(SESSION_MESSAGE_MAX_CHARS) })),
       async (c) => {
         const { id } = c.req.valid("param");
         const { text } = c.req.valid("json");
         await mustExist(id);
         const actor = c.get("actor");
-        // A session still called "New session" is named after its first words.
-        await withActor(deps.db, actor, (tx) =>
-          tx
-            .updateTable("sessions")
-            .set({ title: text.replace(/\s+/g, " ").slice(0, 60) })
-            .where("id", "=", id)
-            .where("title", "=", DEFAULT_TITLE)
-            .execute(),
-        );
+        await sessionNameFromMessage(deps.db, { sessionId: id, text, actor });
         // Typed confirmation phrases count only from admins (roles.ts).
         const mayConfirmDestructive = roleAtLeast(c.get("operator").role, "admin");
-        const { turnId } = await viaPort(() => deps.agent.chat(id, text, actor, { mayConfirmDestructive }));
+        const { turnId } = await agentOf(deps).turns.chat(id, text, actor, { mayConfirmDestructive });
         return c.json({ turnId }, 202);
       },
     )
@@ -78,8 +72,8 @@ export function sessionRoutes(deps: ApiDeps) {
       // Everything of the session stops (turns/session-stop.ts): the window
       // closes first, so nothing the aborted turn or a cancelled step leaves
       // behind can start a continuation.
-      const { marker } = await viaPort(() => deps.agent.stop(id, actor));
+      const { marker } = await agentOf(deps).turns.stopSession(id, actor);
       deps.log.info({ sessionId: id, actor, marker }, "Stop");
-      return c.json({ assent: await assentWindowRead(deps.db, { sessionId: id }), stopped: marker });
+      return c.json({ assent: await sessionAssentView(deps.db, { sessionId: id }), stopped: marker });
     });
 }

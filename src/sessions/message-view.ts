@@ -1,0 +1,32 @@
+// The public view of one transcript message (DESIGN.md "Shapes"): what the
+// session view, the `message` event and the page see. The only place it is
+// defined: messageView builds it from a row in TypeScript, and
+// messageViewSql builds the same object inside a statement (the
+// continuation queue's single INSERT ... RETURNING), key for key, so the two
+// cannot drift apart without this file showing it.
+import { type RawBuilder, sql } from "kysely";
+import type { Message, MessageKind } from "../db/schema.js";
+
+export interface MessageView {
+  id: string;
+  kind: MessageKind;
+  turnId: string | null;
+  content: unknown[];
+  createdAt: string;
+}
+
+export const messageView = (m: Message): MessageView => ({
+  id: m.id,
+  kind: m.kind,
+  turnId: m.turn_id,
+  content: m.content,
+  createdAt: m.created_at.toISOString(),
+});
+
+/** messageView as a jsonb expression over a messages row named `alias` in the statement. */
+export function messageViewSql(alias: string): RawBuilder<MessageView> {
+  const col = (name: keyof Message) => sql.ref(`${alias}.${name}`);
+  return sql<MessageView>`jsonb_build_object(
+    'id', ${col("id")}::text, 'kind', ${col("kind")}, 'turnId', ${col("turn_id")},
+    'content', ${col("content")}, 'createdAt', ${col("created_at")})`;
+}
