@@ -16,7 +16,7 @@
 //   rename keep the type `error`; LEGACY_EVENT_TYPES maps them for replay.
 import type { ApprovalView } from "../approvals/approval-view.js";
 import type { ExecutionJson } from "../executions/execution-json.js";
-import type { MessageView } from "../turns/messages.js";
+import type { MessageView } from "../sessions/message-view.js";
 
 export interface PlanStepView {
   title: string;
