@@ -12,8 +12,8 @@ import { assembleAgent } from "../src/agent/assemble.js";
 import { executionsPortFrom } from "../src/agent/tool-deps.js";
 import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
 import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
-import { ExecutionFinishedListener } from "../src/continuation/listener.js";
-import type { Db } from "../src/db/connect.js";
+import { ExecutionFinishedListener, LISTEN_APPLICATION_NAME } from "../src/continuation/listener.js";
+import { connect, type Db } from "../src/db/connect.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";
 import { startMessagesDouble } from "../src/model-double/messages-double.js";
@@ -58,8 +58,9 @@ const finish = (db: Db, id: string) =>
 async function benchNotify(db: Db, url: string): Promise<number[]> {
   const waiting = new Map<string, number>();
   const samples: number[] = [];
+  const listenDb = connect(url, { max: 1, applicationName: LISTEN_APPLICATION_NAME });
   const listener = new ExecutionFinishedListener({
-    url,
+    sql: listenDb.sql,
     log,
     onFinished: (payload) => {
       const t0 = waiting.get(payload);
@@ -76,6 +77,7 @@ async function benchNotify(db: Db, url: string): Promise<number[]> {
   }
   await sleep(200);
   await listener.stop();
+  await listenDb.close();
   return samples;
 }
 
@@ -123,8 +125,9 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
       return turn;
     },
   });
+  const listenDb = connect(url, { max: 1, applicationName: LISTEN_APPLICATION_NAME });
   const listener = new ExecutionFinishedListener({
-    url,
+    sql: listenDb.sql,
     log,
     onFinished: (id) => void dispatcher.notify(id),
     onConnected: () => {},
@@ -140,6 +143,7 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
   while (samples.length < ids.length) await sleep(20);
   await dispatcher.idle();
   await listener.stop();
+  await listenDb.close();
   await dispatcher.stop();
   for (const s of sessions) await agent.turns.idle(s);
   await agent.stop();

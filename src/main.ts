@@ -22,7 +22,7 @@ import { ConfigError, loadConfig } from "./config/env.js";
 import { carryPendingResults } from "./continuation/carry.js";
 import { ContinuationDispatcher } from "./continuation/dispatcher.js";
 import { ListenCheckError, listenSelfCheck } from "./continuation/listen-check.js";
-import { ExecutionFinishedListener } from "./continuation/listener.js";
+import { ExecutionFinishedListener, LISTEN_APPLICATION_NAME } from "./continuation/listener.js";
 import { ReconciliationSweep } from "./continuation/sweep.js";
 import { connect } from "./db/connect.js";
 import { EmbeddedPostgresError } from "./db/embedded.js";
@@ -93,7 +93,8 @@ async function main(): Promise<void> {
     // LISTEN on a direct connection when DATABASE_URL goes through a
     // transaction pooler; Nomos refuses to start deaf (listen-check.ts).
     const listenUrl = config.databaseListenUrl ?? opened.url;
-    const listenDb = connect(listenUrl, { max: 1, applicationName: "nomos-listen" });
+    // One LISTEN connection serves every channel of this process.
+    const listenDb = connect(listenUrl, { max: 1, applicationName: LISTEN_APPLICATION_NAME });
     stops.push(() => listenDb.close());
     await listenSelfCheck({ notify: db.sql, listen: listenDb.sql });
     const firstOperator = await operatorEnsureFirst(db.kysely, config.admin);
@@ -176,7 +177,7 @@ async function main(): Promise<void> {
       intervalSeconds: config.sweepSeconds,
     });
     const listener = new ExecutionFinishedListener({
-      url: listenUrl,
+      sql: listenDb.sql,
       log: log.child({ component: "listener" }),
       onFinished: (executionId) => {
         dispatcher?.notify(executionId).catch((err: unknown) => log.error({ err, executionId }, "notify failed"));
@@ -192,9 +193,7 @@ async function main(): Promise<void> {
     stops.push(() => listener.stop());
 
     // ── the operator's side: event streams, the API and the page ────────────
-    const eventsDb = connect(listenUrl, { max: 1, applicationName: "nomos-events" });
-    stops.push(() => eventsDb.close());
-    const events = new SessionEventHub(eventsDb.sql, log);
+    const events = new SessionEventHub(listenDb.sql, log);
     await events.start();
     const notices = [
       ...(config.demo ? [DEMO_NOTICE] : []),
