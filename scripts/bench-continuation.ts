@@ -9,11 +9,11 @@
 import os from "node:os";
 import { sql } from "kysely";
 import { assembleAgent } from "../src/agent/assemble.js";
-import { executionsPortFrom } from "../src/agent/tool-deps.js";
 import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
 import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
 import { ExecutionFinishedListener, LISTEN_APPLICATION_NAME } from "../src/continuation/listener.js";
 import { connect, type Db } from "../src/db/connect.js";
+import { executionsPortFrom } from "../src/executions/executions-port.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";
 import { startMessagesDouble } from "../src/model-double/messages-double.js";

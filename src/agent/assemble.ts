@@ -10,11 +10,11 @@ import { type ApprovalDeps, ApprovalExpiry } from "../approvals/decide.js";
 import { approvalsSettledNotes } from "../approvals/settled-notes.js";
 import type { Config } from "../config/env.js";
 import type { Database } from "../db/schema.js";
+import type { ExecutionsPort } from "../executions/executions-port.js";
 import type { Logger } from "../log/logger.js";
 import { Turns, type TurnsDeps } from "../turns/turns.js";
 import { type AgentDeps, agentTurn } from "./loop.js";
 import { soulText } from "./soul.js";
-import type { ExecutionsPort } from "./tool-deps.js";
 
 export interface AssembledAgent {
   turns: Turns;

@@ -19,8 +19,8 @@ import type { Database, Execution } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import type { EventWriter } from "../events/event-writer.js";
 import { sessionEventsAppend } from "../events/session-events.js";
+import type { ExecutionsPort } from "../executions/executions-port.js";
 import { riskReasonOf } from "../risk/classify.js";
-import type { ExecutionsPort } from "./tool-deps.js";
 import { TOOL_NAMES, type ToolInput, type ToolName, toolInputParse } from "./tools.js";
 
 export interface ToolRunDeps {

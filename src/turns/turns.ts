@@ -21,12 +21,12 @@
 //   window and stops its running turn.
 
 import { type Kysely, sql } from "kysely";
-import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
 import { approvalViews } from "../approvals/approval-view.js";
 import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
 import { confirmationRead, rejectionRead } from "../assent/confirmation.js";
 import { planResume } from "../assent/plan-resume.js";
 import { type AssentReading, assentParse } from "../assent/vocabulary.js";
+import type { CarriedNotes } from "../continuation/carry.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
 import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import type { Database } from "../db/schema.js";
@@ -36,6 +36,7 @@ import type { Logger } from "../log/logger.js";
 import { turnQueueContinuation } from "./continuation-queue.js";
 import { messageAppend } from "./messages.js";
 import { RESUME_REASON, resumeNote, shouldResume } from "./resume.js";
+import type { AgentTurnContext, AgentTurnOutcome } from "./run-turn.js";
 import { type SessionStopped, sessionStop } from "./session-stop.js";
 import {
   TURN_LEASE_SECONDS,
@@ -46,12 +47,6 @@ import {
   turnsInterruptExpired,
   turnsSessionsWaiting,
 } from "./turn-store.js";
-
-/** Results claimed for the operator's next turn: the notes, and the executions they speak of. */
-export interface CarriedNotes {
-  notes: string[];
-  executionIds: string[];
-}
 
 export interface TurnsDeps {
   db: Kysely<Database>;
