@@ -8,7 +8,7 @@
 // Prints a Markdown table for docs/benchmarks.md.
 import os from "node:os";
 import { sql } from "kysely";
-import { assembleAgent } from "../src/agent/assemble.js";
+import { startAgent } from "../src/agent/start-agent.js";
 import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
 import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
 import { ExecutionFinishedListener, LISTEN_APPLICATION_NAME } from "../src/continuation/listener.js";
@@ -94,7 +94,7 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
   const registry = new TargetRegistry({ db: db.kysely, fileTargets: [] });
   const pool = new SshPool({ log });
   const runner = new ExecutionRunner({ db, registry, pool, log, redact: makeRedactor([]) });
-  const agent = assembleAgent({
+  const agent = await startAgent({
     config: {
       model: { apiKey: "sk-ant-bench", baseUrl: model.url, name: "claude-bench", timeoutS: 120 },
       maxIterations: 40,
@@ -108,8 +108,9 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
       registry,
       pctCreate: () => Promise.reject(new Error("no pct_create in this benchmark")),
     }),
+    // No buttons are clicked in this benchmark.
+    onApprovalsSettled: () => {},
   });
-  await agent.start();
   const dispatcher = new ContinuationDispatcher({
     db,
     log,
