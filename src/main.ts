@@ -1,5 +1,6 @@
-// The composition root: the only module that reads the environment, builds
-// the services and wires them together.
+// The composition root: the only module that builds the service's parts and
+// wires them together; it reads the environment once, through
+// config/env.ts's loadConfig.
 //
 // Start-up order: configuration, logger, database (embedded when
 // DATABASE_URL is unset), migrations, first operator, then the parts of the
