@@ -8,12 +8,12 @@
 // Prints a Markdown table for docs/benchmarks.md.
 import os from "node:os";
 import { sql } from "kysely";
-import { assembleAgent } from "../src/agent/assemble.js";
-import { executionsPortFrom } from "../src/agent/tool-deps.js";
+import { startAgent } from "../src/agent/start-agent.js";
 import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
 import { planExecutionsPendingSessions } from "../src/continuation/ledger.js";
-import { ExecutionFinishedListener } from "../src/continuation/listener.js";
-import type { Db } from "../src/db/connect.js";
+import { ExecutionFinishedListener, LISTEN_APPLICATION_NAME } from "../src/continuation/listener.js";
+import { connect, type Db } from "../src/db/connect.js";
+import { executionsPortFrom } from "../src/executions/executions-port.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";
 import { startMessagesDouble } from "../src/model-double/messages-double.js";
@@ -58,8 +58,9 @@ const finish = (db: Db, id: string) =>
 async function benchNotify(db: Db, url: string): Promise<number[]> {
   const waiting = new Map<string, number>();
   const samples: number[] = [];
+  const listenDb = connect(url, { max: 1, applicationName: LISTEN_APPLICATION_NAME });
   const listener = new ExecutionFinishedListener({
-    url,
+    sql: listenDb.sql,
     log,
     onFinished: (payload) => {
       const t0 = waiting.get(payload);
@@ -76,6 +77,7 @@ async function benchNotify(db: Db, url: string): Promise<number[]> {
   }
   await sleep(200);
   await listener.stop();
+  await listenDb.close();
   return samples;
 }
 
@@ -92,7 +94,7 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
   const registry = new TargetRegistry({ db: db.kysely, fileTargets: [] });
   const pool = new SshPool({ log });
   const runner = new ExecutionRunner({ db, registry, pool, log, redact: makeRedactor([]) });
-  const agent = assembleAgent({
+  const agent = await startAgent({
     config: {
       model: { apiKey: "sk-ant-bench", baseUrl: model.url, name: "claude-bench", timeoutS: 120 },
       maxIterations: 40,
@@ -106,8 +108,9 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
       registry,
       pctCreate: () => Promise.reject(new Error("no pct_create in this benchmark")),
     }),
+    // No buttons are clicked in this benchmark.
+    onApprovalsSettled: () => {},
   });
-  await agent.start();
   const dispatcher = new ContinuationDispatcher({
     db,
     log,
@@ -123,8 +126,9 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
       return turn;
     },
   });
+  const listenDb = connect(url, { max: 1, applicationName: LISTEN_APPLICATION_NAME });
   const listener = new ExecutionFinishedListener({
-    url,
+    sql: listenDb.sql,
     log,
     onFinished: (id) => void dispatcher.notify(id),
     onConnected: () => {},
@@ -140,6 +144,7 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
   while (samples.length < ids.length) await sleep(20);
   await dispatcher.idle();
   await listener.stop();
+  await listenDb.close();
   await dispatcher.stop();
   for (const s of sessions) await agent.turns.idle(s);
   await agent.stop();

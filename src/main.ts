@@ -1,45 +1,42 @@
-// The composition root: the only module that reads the environment, builds
-// the services and wires them together.
+// The composition root: the only module that builds the service's parts and
+// wires them together; it reads the environment once, through
+// config/env.ts's loadConfig.
 //
 // Start-up order: configuration, logger, database (embedded when
 // DATABASE_URL is unset), migrations, first operator, then the parts of the
-// event loop from the bottom up — executions over SSH (targets, pool,
-// runner), the agent (turns, approvals), the continuation machinery
-// (dispatcher, sweep, listener) — and last the HTTP server.
+// event loop from the bottom up, each started by the module of its concept
+// and each returning its (idempotent) stop: startExecutions (targets, SSH
+// pool, runner), startAgent (turns, approvals; it reports decided approvals
+// to the dispatcher, which queues them until startEventLoop starts it with
+// the agent's turns), startEventLoop (dispatcher, sweep, listener), and last
+// startHttp (event streams, the API and the page). One LISTEN connection
+// (application_name nomos-listener) serves every channel of the process.
 // Shutdown (SIGINT/SIGTERM) runs the same list in reverse: stop taking
 // requests, end event streams, stop listening, let turns and commands in
 // flight finish or abort, close the pools, stop the embedded database.
 
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { serve } from "@hono/node-server";
-import { assembleAgent } from "./agent/assemble.js";
-import { executionsPortFrom } from "./agent/tool-deps.js";
+import { startAgent } from "./agent/start-agent.js";
 import { approvalsSettledNotes } from "./approvals/settled-notes.js";
 import { operatorCount, operatorEnsureFirst } from "./auth/operators.js";
 import { setupCodeNew } from "./auth/setup-code.js";
 import { ConfigError, loadConfig } from "./config/env.js";
 import { carryPendingResults } from "./continuation/carry.js";
 import { ContinuationDispatcher } from "./continuation/dispatcher.js";
+import { startEventLoop } from "./continuation/event-loop.js";
 import { ListenCheckError, listenSelfCheck } from "./continuation/listen-check.js";
-import { ExecutionFinishedListener } from "./continuation/listener.js";
-import { ReconciliationSweep } from "./continuation/sweep.js";
+import { LISTEN_APPLICATION_NAME } from "./continuation/listener.js";
 import { connect } from "./db/connect.js";
 import { EmbeddedPostgresError } from "./db/embedded.js";
 import { openDatabase } from "./db/open.js";
 import { migrateAsOwner, rolePowers } from "./db/service-role.js";
 import { DEMO_NOTICE } from "./demo/demo-notice.js";
-import { ExecutionRunner } from "./executions/runner.js";
+import { startExecutions } from "./executions/start-executions.js";
 import { createApp } from "./http/app.js";
 import { publicOriginFrom } from "./http/public-origin.js";
-import { SessionEventHub } from "./http/session-event-hub.js";
+import { startHttp } from "./http/start-http.js";
 import { createLogger, type Logger } from "./log/logger.js";
-import { pctCreate } from "./pct/pct-create.js";
-import { SshPool } from "./ssh/connection-pool.js";
-import { sshHostKeyRefusalRecord } from "./ssh/host-key-refusals.js";
-import { makeRedactor } from "./ssh/redact.js";
-import { TargetRegistry } from "./targets/registry.js";
-import { loadTargetsFile } from "./targets/targets-file.js";
 
 type Stop = () => Promise<void>;
 
@@ -92,7 +89,8 @@ async function main(): Promise<void> {
     // LISTEN on a direct connection when DATABASE_URL goes through a
     // transaction pooler; Nomos refuses to start deaf (listen-check.ts).
     const listenUrl = config.databaseListenUrl ?? opened.url;
-    const listenDb = connect(listenUrl, { max: 1, applicationName: "nomos-listen" });
+    // One LISTEN connection serves every channel of this process.
+    const listenDb = connect(listenUrl, { max: 1, applicationName: LISTEN_APPLICATION_NAME });
     stops.push(() => listenDb.close());
     await listenSelfCheck({ notify: db.sql, listen: listenDb.sql });
     const firstOperator = await operatorEnsureFirst(db.kysely, config.admin);
@@ -108,93 +106,39 @@ async function main(): Promise<void> {
     });
 
     // ── executions over SSH: targets, the SSH pool, the runner ──────────────
-    // A bad targets file throws here and stops start-up, naming entry and field.
-    const fileTargets = config.targetsFile ? await loadTargetsFile(config.targetsFile) : [];
-    const registry = new TargetRegistry({ db: db.kysely, fileTargets });
-    await registry.sync();
-    const redact = makeRedactor(config.executions.secrets);
-    const sshPool = new SshPool({
-      log: log.child({ component: "ssh" }),
-      connectTimeoutMs: config.executions.connectTimeoutS * 1000,
-      onHostKeyRefused: (refusal) => sshHostKeyRefusalRecord(db.kysely, "system:runner", refusal),
-    });
-    stops.push(() => sshPool.stop());
-    const runner = new ExecutionRunner({
-      db,
-      listen: listenDb.sql,
-      registry,
-      pool: sshPool,
-      log: log.child({ component: "runner" }),
-      redact,
-      owner,
-      sweepEveryMs: config.sweepSeconds * 1000,
-      outputCapBytes: config.executions.outputCapBytes,
-      maxTimeoutS: config.executions.maxTimeoutS,
-    });
-    await runner.start();
-    stops.push(() => runner.stop());
-    log.info({ targets: fileTargets.map((t) => t.name) }, "execution runner started");
+    const executions = await startExecutions({ config, db, listen: listenDb.sql, log, owner });
+    stops.push(executions.stop);
 
     // ── the agent: turns, tools, approvals, the assent window ───────────────
-    // The dispatcher is built below; the agent reaches it through this late binding.
-    let dispatcher: ContinuationDispatcher | undefined;
-    const agent = assembleAgent({
+    // Button decisions are events too: once none is pending, the agent hears
+    // them as a continuation (with any results that waited). The dispatcher
+    // queues them until the event loop starts it, below.
+    const dispatcher = new ContinuationDispatcher({ db, log, owner, maxContinuations: config.maxContinuations });
+    const agent = await startAgent({
       config,
       db: db.kysely,
       log,
       owner,
-      executions: executionsPortFrom({
-        runner,
-        registry,
-        pctCreate: (input, ctx) =>
-          pctCreate({ db: db.kysely, registry, pool: sshPool, redact, log: log.child({ component: "pct" }) }, input, ctx),
-      }),
-      // Button decisions are events too: once none is pending, the agent
-      // hears them as a continuation (with any results that waited).
-      onApprovalsSettled: async (sessionId) => {
-        const notes = await approvalsSettledNotes(db.kysely, { sessionId });
-        dispatcher?.poke(sessionId, notes);
-      },
+      executions: executions.port,
+      onApprovalsSettled: async (sessionId) => dispatcher.poke(sessionId, await approvalsSettledNotes(db.kysely, { sessionId })),
       carryNotes: carryPendingResults({ db, owner }),
       listen: (channel, onPayload) => listenDb.sql.listen(channel, onPayload),
     });
+    stops.push(agent.stop);
 
     // ── the event loop: NOTIFY -> listener -> claim -> continuation turn ────
-    dispatcher = new ContinuationDispatcher({
+    const eventLoop = await startEventLoop({
       db,
+      listen: listenDb.sql,
       log,
       owner,
-      maxContinuations: config.maxContinuations,
-      startTurn: ({ sessionId, notes, executionIds, reason }) => agent.turns.chatWith(sessionId, notes, { executionIds, reason }),
-    });
-    const sweep = new ReconciliationSweep({
-      db,
-      log: log.child({ component: "sweep" }),
       dispatcher,
-      owner,
-      intervalSeconds: config.sweepSeconds,
+      startTurn: ({ sessionId, notes, executionIds, reason }) => agent.turns.chatWith(sessionId, notes, { executionIds, reason }),
+      sweepSeconds: config.sweepSeconds,
     });
-    const listener = new ExecutionFinishedListener({
-      url: listenUrl,
-      log: log.child({ component: "listener" }),
-      onFinished: (executionId) => {
-        dispatcher?.notify(executionId).catch((err: unknown) => log.error({ err, executionId }, "notify failed"));
-      },
-      onConnected: () => void sweep.runNow(),
-    });
-    await agent.start();
-    stops.push(() => agent.stop());
-    stops.push(() => dispatcher!.stop());
-    sweep.start();
-    stops.push(() => sweep.stop());
-    await listener.start();
-    stops.push(() => listener.stop());
+    stops.push(eventLoop.stop);
 
     // ── the operator's side: event streams, the API and the page ────────────
-    const eventsDb = connect(listenUrl, { max: 1, applicationName: "nomos-events" });
-    stops.push(() => eventsDb.close());
-    const events = new SessionEventHub(eventsDb.sql, log);
-    await events.start();
     const notices = [
       ...(config.demo ? [DEMO_NOTICE] : []),
       ...(config.model.apiKey || config.model.authToken
@@ -203,49 +147,40 @@ async function main(): Promise<void> {
             "No model key is set: the agent cannot answer. Set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a proxy), then restart Nomos.",
           ]),
     ];
-
-    const app = createApp({
+    const http = await startHttp({
       log,
-      publicOrigin,
-      health: {
-        database: async () => {
-          const started = performance.now();
-          await db.sql`SELECT 1`;
-          return { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
-        },
-        listener: () => listener.state(),
-        sweep: () => sweep.state(),
-        executionRunner: () => runner.health(),
-        events: () => events.health(),
-      },
-      api: {
-        db: db.kysely,
-        turns: agent.turns,
-        approvals: agent.approvalDeps,
-        events,
-        apiToken: config.apiToken,
-        assentMinutes: config.assentMinutes,
-        notices,
-        setupCode,
-      },
-    });
-    const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
-      s.once("error", reject);
-    });
-    stops.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          // Event streams never end on their own: cut idle keep-alives so close() returns.
-          (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      host: config.http.host,
+      port: config.http.port,
+      listen: listenDb.sql,
+      app: (events) =>
+        createApp({
+          log,
+          publicOrigin,
+          health: {
+            database: async () => {
+              const started = performance.now();
+              await db.sql`SELECT 1`;
+              return { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 };
+            },
+            listener: () => eventLoop.listenerState(),
+            sweep: () => eventLoop.sweepState(),
+            executionRunner: () => executions.runner.health(),
+            events: () => events.health(),
+          },
+          api: {
+            db: db.kysely,
+            turns: agent.turns,
+            approvals: agent.approvalDeps,
+            events,
+            apiToken: config.apiToken,
+            assentMinutes: config.assentMinutes,
+            notices,
+            setupCode,
+          },
         }),
-    );
-    // Stops run in reverse: this one first, so open event streams end and
-    // the server's close() is not kept waiting by them.
-    stops.push(() => events.stop());
-    const address = server.address();
-    const port = typeof address === "object" && address ? address.port : config.http.port;
+    });
+    stops.push(http.stop);
+    const port = http.port;
     // PORT=0 picks a port: the default public URL names the one we got.
     if (!config.publicUrl && config.http.port === 0) publicOrigin.url.port = String(port);
     log.info({ url: `http://${config.http.host}:${port}`, publicUrl: publicOrigin.url.origin, owner }, "Nomos is listening");

@@ -7,9 +7,9 @@
 // next message. Same for a pct_create in flight: aborted, container left.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentTurn } from "../src/agent/loop.js";
-import { executionsPortFrom } from "../src/agent/tool-deps.js";
 import { carryPendingResults } from "../src/continuation/carry.js";
 import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
+import { executionsPortFrom } from "../src/executions/executions-port.js";
 import { executionGet } from "../src/executions/lifecycle.js";
 import { ExecutionRunner } from "../src/executions/runner.js";
 import { createLogger } from "../src/log/logger.js";

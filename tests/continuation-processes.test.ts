@@ -163,4 +163,12 @@ describe("two service processes on one database", () => {
       expect(body.checks.sweep?.ok).toBe(true);
     }
   });
+
+  it("each hold one LISTEN connection, named nomos-listener, for every channel", async () => {
+    const rows = await t.db.sql<{ application_name: string; n: number }[]>`
+      SELECT application_name, count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name IN ('nomos-listener', 'nomos-listen', 'nomos-events')
+       GROUP BY application_name`;
+    expect(rows).toEqual([{ application_name: "nomos-listener", n: services.length }]);
+  });
 });

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ContinuationDispatcher, type StartContinuationTurn } from "../src/continuation/dispatcher.js";
 import { planExecutionsMarkDelivered, planExecutionsPendingSessions } from "../src/continuation/ledger.js";
-import { ExecutionFinishedListener } from "../src/continuation/listener.js";
+import { ExecutionFinishedListener, LISTEN_APPLICATION_NAME } from "../src/continuation/listener.js";
 import { ReconciliationSweep } from "../src/continuation/sweep.js";
 import type { Db } from "../src/db/connect.js";
 import { sessionEventsAfter } from "../src/events/session-events.js";
@@ -32,6 +32,7 @@ interface StartedTurn {
  */
 async function startProcess(name: string, started: StartedTurn[], options: { maxContinuations?: number } = {}) {
   const db: Db = t.connect({ max: 4, applicationName: `nomos-test-${name}` });
+  const listenDb: Db = t.connect({ max: 1, applicationName: LISTEN_APPLICATION_NAME });
   const startTurn: StartContinuationTurn = async (p) => {
     const turn = await db.kysely.transaction().execute(async (tx) => {
       const row = await tx
@@ -55,7 +56,7 @@ async function startProcess(name: string, started: StartedTurn[], options: { max
   });
   const sweep = new ReconciliationSweep({ db, log, dispatcher, owner: name, intervalSeconds: 3600 });
   const listener = new ExecutionFinishedListener({
-    url: t.url,
+    sql: listenDb.sql,
     log,
     onFinished: (id) => void dispatcher.notify(id),
     onConnected: () => void sweep.runNow(),
@@ -70,6 +71,7 @@ async function startProcess(name: string, started: StartedTurn[], options: { max
       await listener.stop();
       await sweep.stop();
       await dispatcher.stop();
+      await listenDb.close();
     },
   };
   running.push(proc);

@@ -22,12 +22,12 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
-import type { EventWriter } from "../events/event-writer.js";
+import type { ExecutionsPort } from "../executions/executions-port.js";
 import type { Logger } from "../log/logger.js";
 import { historyLoad } from "../turns/history.js";
 import { messageAppend } from "../turns/messages.js";
+import type { AgentTurnContext, AgentTurnOutcome } from "../turns/run-turn.js";
 import { contextFit, historyTrim } from "./context-trim.js";
-import type { ExecutionsPort } from "./tool-deps.js";
 import { toolRun } from "./tool-runner.js";
 import { toolDefinitions } from "./tools.js";
 
@@ -49,21 +49,6 @@ export interface AgentDeps {
   cache?: boolean;
   /** The model's context window: the history sent is trimmed to fit (NOMOS_MODEL_CONTEXT_TOKENS). */
   contextTokens?: number;
-}
-
-export interface AgentTurnContext {
-  sessionId: string;
-  turnId: string;
-  signal: AbortSignal;
-  writer: EventWriter;
-  /** Called after each model iteration (the turn's lease renewal). */
-  onIteration?: (iterations: number) => Promise<void>;
-}
-
-export interface AgentTurnOutcome {
-  status: "completed" | "failed" | "aborted";
-  iterations: number;
-  error?: string;
 }
 
 type Block = Anthropic.ContentBlockParam;

@@ -22,11 +22,11 @@
 // - onApprovalsSettled runs after commit, only when the session has no
 //   pending approval left: the agent hears once, when all are decided.
 import { type Kysely, sql } from "kysely";
-import type { ExecutionsPort } from "../agent/tool-deps.js";
 import { assentWindowClose, assentWindowOpenOrExtend, type PreauthorizedStep, planScope } from "../assent/window.js";
 import type { Approval, Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import { sessionEventsAppend } from "../events/session-events.js";
+import type { ExecutionsPort } from "../executions/executions-port.js";
 import type { Logger } from "../log/logger.js";
 import { approvalView } from "./approval-view.js";
 import {

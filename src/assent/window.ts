@@ -1,6 +1,9 @@
 // The assent window: time-boxed autonomy for one session, scoped to the
 // targets its approved plan names and the containers created under it.
-// The only module that writes assent_windows.
+// The only module that writes assent_windows, except the loop guard
+// (continuation/ledger.ts), which counts a continuation against the window
+// and closes it at the limit ('continuation_limit') under the row lock of
+// its claim.
 //
 //   (none) --open--> open --extend--> open --revoke/expire/reject/outcome--> closed
 //
@@ -15,7 +18,9 @@
 //   expired row is closed ('expired') before a new window is inserted.
 // - Open means closed_at IS NULL AND expires_at > now(), judged by the
 //   database clock, never the process clock.
-// - Every change appends an assent_changed event in the same transaction.
+// - Every change made here appends an assent_changed event in the same
+//   transaction; the loop guard's close is appended by the dispatcher
+//   right after its claim commits, in the next transaction.
 // - Only an operator opens a window: approving (approvalDecide, unless
 //   "this step only"), or forward words resuming an approved, unfinished
 //   plan (plan-resume.ts). Rejecting never opens or extends one. Nothing the

@@ -1,7 +1,13 @@
 // The configuration of a Nomos process: one zod schema over the environment
-// variables of DESIGN.md. Invariant: nothing else in src/ reads process.env;
-// main.ts calls loadConfig once and hands the typed result to whoever needs
-// a piece of it. A bad value never gets past this module: it becomes one
+// variables of DESIGN.md. Invariant: the service reads process.env only
+// through here: main.ts, migrate-cli.ts and create-operator-cli.ts call
+// loadConfig once and hand the typed result to whoever needs a piece of it.
+// The other readers are tools, not the service, and read their own
+// variables: demo-cli.ts (NOMOS_DEMO_PACE, and what it passes to the service
+// it starts), eval-cli.ts (its options, and DATABASE_URL for scratch
+// databases) and eval/nomos-process.ts (PATH, HOME for the child), model-double/cli.ts (MODEL_DOUBLE_PORT); db/embedded.ts passes the
+// environment through to PostgreSQL. tests/module-ownership keeps this list
+// true. A bad value never gets past this module: it becomes one
 // ConfigError line naming the variable and what is wrong with it.
 import { z } from "zod";
 

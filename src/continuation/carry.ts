@@ -7,8 +7,13 @@
 import type { Db } from "../db/connect.js";
 import { withActor } from "../db/with-actor.js";
 import { executionNote } from "../executions/execution-note.js";
-import type { CarriedNotes } from "../turns/turns.js";
 import { planExecutionsClaimForOperatorTurn } from "./ledger.js";
+
+/** Results claimed for the operator's next turn: the notes, and the executions they speak of. */
+export interface CarriedNotes {
+  notes: string[];
+  executionIds: string[];
+}
 
 export function carryPendingResults(deps: { db: Db; owner: string; leaseSeconds?: number }) {
   return async (sessionId: string): Promise<CarriedNotes> => {

@@ -44,7 +44,12 @@ export interface DispatcherOptions {
   log: Logger;
   /** This process, as recorded in claimed_by. */
   owner: string;
-  startTurn: StartContinuationTurn;
+  /**
+   * Given here (tests) or later by start(startTurn) (main.ts: the agent is
+   * built after the dispatcher it reports approvals to). Until then pokes
+   * wait, coalesced, and nothing is dispatched.
+   */
+  startTurn?: StartContinuationTurn;
   maxContinuations: number;
   /** How long a claim may wait for its turn before another process may take it over. */
   leaseSeconds?: number;
@@ -67,12 +72,20 @@ export class ContinuationDispatcher {
   private readonly concurrency: number;
   private readonly deadlineMs: number;
   private readonly log: Logger;
+  private startTurn: StartContinuationTurn | undefined;
 
   constructor(private readonly o: DispatcherOptions) {
+    this.startTurn = o.startTurn;
     this.leaseSeconds = o.leaseSeconds ?? 30;
     this.concurrency = o.concurrency ?? 16;
     this.deadlineMs = o.deadlineMs ?? this.leaseSeconds * 1000;
     this.log = o.log.child({ component: "continuation" });
+  }
+
+  /** Begins dispatching (once), with what is already pending. */
+  start(startTurn: StartContinuationTurn): void {
+    this.startTurn ??= startTurn;
+    this.pump();
   }
 
   /** An execution finished (from NOTIFY): find its session and queue it. */
@@ -102,7 +115,7 @@ export class ContinuationDispatcher {
   /** Dispatches a claim recovered from a crashed process (already claimed by us). */
   async redeliver(sessionId: string, executionIds: string[]): Promise<void> {
     const notes = await this.notesFor(executionIds);
-    await this.o.startTurn({ sessionId, notes, executionIds, reason: "recovered" });
+    await this.turnStarter()({ sessionId, notes, executionIds, reason: "recovered" });
   }
 
   /** Resolves when nothing is pending or running (tests and shutdown). */
@@ -116,7 +129,13 @@ export class ContinuationDispatcher {
     await Promise.allSettled([...this.running.values()]);
   }
 
+  private turnStarter(): StartContinuationTurn {
+    if (!this.startTurn) throw new Error("the continuation dispatcher has not been started");
+    return this.startTurn;
+  }
+
   private pump(): void {
+    if (!this.startTurn) return;
     for (const [sessionId, entry] of this.pending) {
       if (this.running.size >= this.concurrency) return;
       if (this.running.has(sessionId)) continue; // runs again when the current dispatch ends
@@ -151,7 +170,7 @@ export class ContinuationDispatcher {
       // the agent hears it without anyone typing, window or not. Finished
       // results are not claimed without a window; they ride the operator's
       // next message.
-      const { turnId } = await this.o.startTurn({ sessionId, notes: entry.extraNotes, executionIds: [], reason: "approval" });
+      const { turnId } = await this.turnStarter()({ sessionId, notes: entry.extraNotes, executionIds: [], reason: "approval" });
       log.debug({ turnId }, "decision continuation dispatched with no window open");
       return;
     }
@@ -170,7 +189,7 @@ export class ContinuationDispatcher {
     const executionIds = outcome.executions.map((e) => e.id);
     const notes = [...entry.extraNotes, ...outcome.executions.map(executionNote)];
     const reason = executionIds.length > 0 ? "executions" : "approval";
-    const { turnId } = await this.o.startTurn({ sessionId, notes, executionIds, reason });
+    const { turnId } = await this.turnStarter()({ sessionId, notes, executionIds, reason });
     log.debug({ turnId, executions: executionIds.length }, "continuation dispatched");
   }
 

@@ -1,6 +1,11 @@
 // The continuation ledger (nomos_plan_executions): the only module that
-// claims finished executions for a continuation turn or marks them
-// delivered. Invariants:
+// claims finished executions for a continuation turn, and, with
+// turns/continuation-queue.ts (which marks them delivered in the statement
+// that queues their turn), the only one that marks them delivered; the
+// lifecycle inserts a row with each execution of a session. It also counts
+// each claim against the assent window and closes the window at the loop
+// guard's limit, under the row lock of its claim (assent/window.ts owns the
+// rest). Invariants:
 // - A row is claimed once: the claim is a conditional UPDATE on
 //   continued_at IS NULL, so of any number of processes racing for it,
 //   exactly one gets it back from RETURNING.

@@ -1,14 +1,21 @@
-// The event loop's ear: a dedicated PostgreSQL connection (application_name
-// nomos-listener) that LISTENs on nomos_execution_finished and hands each
-// execution id to the dispatcher. postgres.js re-establishes a dropped
-// LISTEN connection by itself, with backoff, and calls onlisten again; every
-// (re)connect triggers an immediate sweep, because NOTIFYs sent while we
-// were away are gone. Invariant: state() tells the truth about the
-// connection, for /healthz.
-import postgres from "postgres";
+// The event loop's ear: LISTENs on nomos_execution_finished and hands each
+// execution id to the dispatcher. It rides the process's one LISTEN
+// connection (main.ts: connect(listenUrl, { max: 1, applicationName:
+// LISTEN_APPLICATION_NAME }), so the patched driver and the capped backoff
+// of db/connect.ts apply), which every other channel shares too: the
+// runner's ready and cancel, Turns' Stop, the session event streams.
+// postgres.js re-establishes a dropped LISTEN connection by itself and calls
+// onlisten again; every (re)connect triggers an immediate sweep, because
+// NOTIFYs sent while we were away are gone. Invariant: state() counts the
+// LISTENs that took effect, for /healthz; stop() unlistens once and leaves
+// the shared connection to its owner.
+import type { Sql } from "../db/connect.js";
 import type { Logger } from "../log/logger.js";
 
 export const EXECUTION_FINISHED_CHANNEL = "nomos_execution_finished";
+
+/** The application_name of the process's one LISTEN connection (DESIGN.md; tests find it by this name). */
+export const LISTEN_APPLICATION_NAME = "nomos-listener";
 
 export type ListenerState = {
   ok: boolean;
@@ -19,7 +26,8 @@ export type ListenerState = {
 };
 
 export interface ListenerOptions {
-  url: string;
+  /** The process's LISTEN connection (postgres.js opens one connection for all its listens). */
+  sql: Sql;
   log: Logger;
   onFinished(executionId: string): void;
   /** Called on the first LISTEN and after every reconnect. */
@@ -27,7 +35,6 @@ export interface ListenerOptions {
 }
 
 export class ExecutionFinishedListener {
-  private sql: postgres.Sql | undefined;
   private unlisten: (() => Promise<void>) | undefined;
   private connected = false;
   private connectedSince: Date | null = null;
@@ -39,17 +46,7 @@ export class ExecutionFinishedListener {
 
   async start(): Promise<void> {
     const log = this.options.log;
-    this.sql = postgres(this.options.url, {
-      max: 1,
-      connection: { application_name: "nomos-listener" },
-      onnotice: () => {},
-      onclose: () => {
-        if (this.connected) log.warn("LISTEN connection lost; reconnecting");
-        this.connected = false;
-        this.lastDisconnectAt = new Date();
-      },
-    });
-    const listening = await this.sql.listen(
+    const listening = await this.options.sql.listen(
       EXECUTION_FINISHED_CHANNEL,
       (payload) => this.options.onFinished(payload),
       () => {
@@ -75,9 +72,9 @@ export class ExecutionFinishedListener {
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      if (this.connected) this.lastDisconnectAt = new Date();
       this.connected = false;
       await this.unlisten?.().catch(() => {});
-      await this.sql?.end({ timeout: 5 });
     })();
     return this.stopping;
   }

@@ -1,8 +1,9 @@
 // Opens the database: a postgres.js pool and the Kysely instance over it.
 // Invariant: each Db is closed exactly once by whoever created it (main.ts,
 // a CLI, or a test helper); close() is idempotent and waits for queries in
-// flight. Nothing else creates pools, so connection counts stay knowable,
-// and none is opened on an unpatched driver (driver-patch.ts).
+// flight. Nothing else in src/ calls postgres() (tests/module-ownership
+// keeps it so), so connection counts stay knowable, and none is opened on
+// an unpatched driver (driver-patch.ts).
 import { CompiledQuery, type DatabaseConnection, Kysely } from "kysely";
 import { PostgresJSDialect, PostgresJSDriver } from "kysely-postgres-js";
 import postgres from "postgres";

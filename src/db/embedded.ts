@@ -27,8 +27,8 @@ import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
-import postgres from "postgres";
 import type { Logger } from "../log/logger.js";
+import { connect } from "./connect.js";
 import { EmbeddedPostgresError, type ServerHome, serverHome } from "./embedded-home.js";
 
 export { EmbeddedPostgresError } from "./embedded-home.js";
@@ -177,12 +177,12 @@ export async function startEmbeddedPostgres(options: {
 
   const base = `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}`;
   try {
-    const admin = postgres(`${base}/postgres`, { max: 1, onnotice: () => {} });
+    const admin = connect(`${base}/postgres`, { max: 1, applicationName: "nomos-embedded-setup" });
     try {
-      const [row] = await admin`SELECT 1 AS present FROM pg_database WHERE datname = ${DATABASE}`;
-      if (!row) await admin.unsafe(`CREATE DATABASE ${DATABASE}`);
+      const [row] = await admin.sql`SELECT 1 AS present FROM pg_database WHERE datname = ${DATABASE}`;
+      if (!row) await admin.sql.unsafe(`CREATE DATABASE ${DATABASE}`);
     } finally {
-      await admin.end();
+      await admin.close();
     }
   } catch (err) {
     await stop();

@@ -18,12 +18,13 @@
 // Like the other CLIs under src/ (demo-cli.ts), this entry reads its own
 // command line and environment; the service it starts reads its
 // configuration through src/config/env.ts as always.
+
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
 import { soulText } from "../agent/soul.js";
+import { connect } from "../db/connect.js";
 import { type Price, priceOf } from "./pricing.js";
 import { buildReport, renderMarkdown, renderTable } from "./report.js";
 import { runSuite } from "./run-suite.js";
@@ -108,7 +109,7 @@ process.stdout.write(
   `Nomos eval: ${scenarios.length} scenarios x ${repeat} round(s) against ${model} at ${endpoint}${real ? "" : ` (route: ${route})`}\n`,
 );
 
-const admin = env.DATABASE_URL ? postgres(env.DATABASE_URL, { max: 1, onnotice: () => {} }) : undefined;
+const admin = env.DATABASE_URL ? connect(env.DATABASE_URL, { max: 1, applicationName: "nomos-eval" }).sql : undefined;
 const databases: string[] = [];
 const startedAt = new Date().toISOString();
 let done = 0;

@@ -3,8 +3,8 @@
 // (payload: the session id, sent once per transaction by sessionEventsAppend)
 // wakes that session's streams, which then read everything after the last id
 // they sent. Invariants:
-// - One dedicated connection however many browsers are connected
-//   (application_name nomos-events, so it can be found in pg_stat_activity).
+// - One LISTEN however many browsers are connected, on the process's one
+//   LISTEN connection (main.ts; application_name nomos-listener).
 // - A wake-up is never lost between a stream's read and its wait: a
 //   subscription remembers a wake that arrives while it is reading.
 // - After a reconnect of the LISTEN connection (NOTIFYs may have been missed
@@ -64,7 +64,7 @@ export class SessionEventHub {
   private stopped = false;
   private lastConnectedAt: Date | undefined;
 
-  /** sql: a postgres.js instance of its own (connect(url, { max: 1, applicationName: "nomos-events" })). */
+  /** sql: the process's LISTEN connection (main.ts: connect(listenUrl, { max: 1, applicationName: "nomos-listener" })). */
   constructor(
     private readonly sql: Sql,
     private readonly log: Logger,

@@ -13,20 +13,20 @@
 // - A turn cut off by a database outage is resumed once, by a continuation
 //   that tells the agent why (resume.ts).
 // - Assent is read only here, only from the operator's own text (never from
-//   notes, model text or command output): forward assent decides the
-//   session's pending approvals (or, with none pending, resumes an approved
+//   notes, model text or command output); what those words decide is
+//   approvals/decide-by-words.ts's: forward assent decides the session's
+//   pending approvals (or, with none pending, resumes an approved
 //   unfinished plan: assent/plan-resume.ts), a typed phrase approves its
 //   destructive step only when the message IS the confirmation
 //   (assent/confirmation.ts), "reject" rejects, and a revocation closes the
 //   window and stops its running turn.
 
 import { type Kysely, sql } from "kysely";
-import type { AgentTurnContext, AgentTurnOutcome } from "../agent/loop.js";
-import { approvalViews } from "../approvals/approval-view.js";
-import { type ApprovalDeps, approvalDecide } from "../approvals/decide.js";
-import { confirmationRead, rejectionRead } from "../assent/confirmation.js";
+import type { ApprovalDeps } from "../approvals/decide.js";
+import { approvalsDecideByWords } from "../approvals/decide-by-words.js";
 import { planResume } from "../assent/plan-resume.js";
-import { type AssentReading, assentParse } from "../assent/vocabulary.js";
+import { assentParse } from "../assent/vocabulary.js";
+import type { CarriedNotes } from "../continuation/carry.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
 import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import type { Database } from "../db/schema.js";
@@ -38,6 +38,7 @@ import { SESSION_MESSAGE_MAX_CHARS, sessionExists } from "../sessions/sessions.j
 import { turnQueueContinuation } from "./continuation-queue.js";
 import { messageAppend } from "./messages.js";
 import { RESUME_REASON, resumeNote, shouldResume } from "./resume.js";
+import type { AgentTurnContext, AgentTurnOutcome } from "./run-turn.js";
 import { type SessionStopped, sessionStop } from "./session-stop.js";
 import {
   TURN_LEASE_SECONDS,
@@ -48,12 +49,6 @@ import {
   turnsInterruptExpired,
   turnsSessionsWaiting,
 } from "./turn-store.js";
-
-/** Results claimed for the operator's next turn: the notes, and the executions they speak of. */
-export interface CarriedNotes {
-  notes: string[];
-  executionIds: string[];
-}
 
 export interface TurnsDeps {
   db: Kysely<Database>;
@@ -142,7 +137,16 @@ export class Turns {
       if (stopped.windowClosed)
         notes.push(`The operator's words ("${reading.phrase}") revoked the assent window: ask before any further change.`);
     }
-    const decided = await this.decideByWords(sessionId, text, reading.reading, actor, options.mayConfirmDestructive);
+    const decided = await approvalsDecideByWords(
+      { approvals: this.deps.approvals, log: this.deps.log },
+      {
+        sessionId,
+        text,
+        reading: reading.reading,
+        actor,
+        mayConfirmDestructive: options.mayConfirmDestructive,
+      },
+    );
     notes.push(...decided.notes);
     if (reading.reading === "assent" && decided.pending === 0) {
       const resumed = await withActor(this.deps.db, actor, (tx) =>
@@ -381,75 +385,5 @@ export class Turns {
     } catch (err) {
       log.error({ err }, "could not queue the resume of a turn cut off by a database outage; the session waits for the operator");
     }
-  }
-
-  /**
-   * Decisions the operator's words make: forward assent approves every
-   * pending approval that needs no typed phrase; a message that IS a card's
-   * confirmation approves that card (confirmation.ts); "reject" rejects
-   * every pending approval. A message that mentions a phrase without
-   * confirming it decides nothing, and the agent is told so. Returns notes
-   * for the agent and how many approvals were pending.
-   */
-  private async decideByWords(
-    sessionId: string,
-    text: string,
-    reading: AssentReading,
-    actor: string,
-    /** Only an admin's words confirm a destructive step (issue 14: roles). */
-    mayConfirmDestructive: boolean,
-  ): Promise<{ notes: string[]; pending: number }> {
-    const pending = await approvalViews(this.deps.db, { sessionId, status: "pending" });
-    const rejecting = reading !== "assent" && rejectionRead(text);
-    const notes: string[] = [];
-    for (const a of pending) {
-      const read = a.confirmationPhrase !== null ? confirmationRead(text, a.confirmationPhrase) : "absent";
-      // A phrase typed by someone below admin confirms nothing (issue 14).
-      const typed = read === "confirms" && !mayConfirmDestructive ? "not_admin" : read;
-      const what = a.kind === "plan" ? `plan ${a.planId} ("${a.goal}")` : `execution ${a.executionId} (${a.command} on ${a.target})`;
-      const decision = rejecting
-        ? "reject"
-        : typed === "confirms" || (reading === "assent" && a.confirmationPhrase === null)
-          ? "approve"
-          : undefined;
-      if (!decision) {
-        if (typed === "mentions") {
-          notes.push(
-            `Note: the operator mentioned '${a.confirmationPhrase}' but did not confirm it; approval ${a.id} for ${what} stays pending and nothing ran.`,
-          );
-        } else if (typed === "not_admin") {
-          notes.push(
-            `Approval ${a.id} (${a.command} on ${a.target}) is destructive: the operator typed its phrase, but only an admin can confirm it; it stays pending until an admin types "${a.confirmationPhrase}".`,
-          );
-        } else if (reading === "assent" && a.confirmationPhrase !== null) {
-          notes.push(
-            `Approval ${a.id} (${a.command} on ${a.target}) is destructive and stays pending until an admin types "${a.confirmationPhrase}".`,
-          );
-        }
-        continue;
-      }
-      try {
-        // No onApprovalsSettled here: this chat turn itself carries the decision to the agent.
-        await approvalDecide(
-          { ...this.deps.approvals, onApprovalsSettled: undefined },
-          {
-            approvalId: a.id,
-            decision,
-            ...(decision === "approve" && typed === "confirms" ? { confirmation: a.confirmationPhrase! } : {}),
-            actor,
-            via: "chat",
-            mayConfirmDestructive,
-          },
-        );
-        notes.push(
-          decision === "approve"
-            ? `The operator approved ${what} in chat (approval ${a.id}).`
-            : `The operator rejected ${what} in chat (approval ${a.id}): rejected by the operator. Do not run it or a rephrasing of it; propose something else, or ask what they want instead if unsure.`,
-        );
-      } catch (err) {
-        this.deps.log.warn({ err, approvalId: a.id }, "decision by chat not applied");
-      }
-    }
-    return { notes, pending: pending.length };
   }
 }

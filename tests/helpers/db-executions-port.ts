@@ -8,9 +8,9 @@
 // is pinned by tests/execution-runner.test.ts and the end-to-end tests.
 // Targets come from the targets table; pctCreate inserts a container row.
 import type { Kysely } from "kysely";
-import type { AgentTarget, ExecutionsPort } from "../../src/agent/tool-deps.js";
 import type { Database } from "../../src/db/schema.js";
 import { withActor } from "../../src/db/with-actor.js";
+import type { AgentTarget, ExecutionsPort } from "../../src/executions/executions-port.js";
 import {
   executionApprove,
   executionCancel,

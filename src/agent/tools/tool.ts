@@ -11,7 +11,7 @@ import type { Kysely } from "kysely";
 import { z } from "zod";
 import type { Database } from "../../db/schema.js";
 import type { EventWriter } from "../../events/event-writer.js";
-import type { ExecutionsPort } from "../tool-deps.js";
+import type { ExecutionsPort } from "../../executions/executions-port.js";
 
 export interface ToolRunDeps {
   db: Kysely<Database>;

@@ -1,12 +1,14 @@
-// The agent as main.ts assembles it from configuration: the SOUL from
+// The agent as main.ts starts it from configuration: the SOUL from
 // src/agent/soul.md as the cached system prompt, NOMOS_MODEL, the SDK on
 // ANTHROPIC_BASE_URL (the double), and a clear error when no key is set.
 // Executions use the database-backed test port (no SSH).
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assembleAgent } from "../src/agent/assemble.js";
+import { startAgent } from "../src/agent/start-agent.js";
 import { approvalDecide } from "../src/approvals/decide.js";
+import { approvalsSettledNotes } from "../src/approvals/settled-notes.js";
 import { loadConfig } from "../src/config/env.js";
+import { ContinuationDispatcher } from "../src/continuation/dispatcher.js";
 import { sessionEventsAfter } from "../src/events/session-events.js";
 import { createLogger } from "../src/log/logger.js";
 import { type MessagesDouble, scriptedPolicy, startMessagesDouble } from "../src/model-double/messages-double.js";
@@ -25,11 +27,16 @@ afterAll(() => double.close());
 const log = createLogger({ level: "silent" });
 const soul = readFileSync(new URL("../src/agent/soul.md", import.meta.url), "utf8").trim();
 
-describe("assembleAgent", () => {
+describe("startAgent", () => {
   it("sends the SOUL, cached, to NOMOS_MODEL on ANTHROPIC_BASE_URL", async () => {
     const config = loadConfig({ ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: double.url, NOMOS_MODEL: "claude-nomos-test" });
-    const agent = assembleAgent({ config, db: t.db.kysely, executions: dbExecutionsPort(t.db.kysely), log });
-    await agent.start();
+    const agent = await startAgent({
+      config,
+      db: t.db.kysely,
+      executions: dbExecutionsPort(t.db.kysely),
+      log,
+      onApprovalsSettled: () => {},
+    });
     try {
       const s = await makeSession(t.db.kysely);
       await agent.turns.chat(s.id, "hello", "operator:alice", { mayConfirmDestructive: true });
@@ -61,7 +68,13 @@ describe("assembleAgent", () => {
 
   it("without a model key, a turn ends at once with an error saying how to set it", async () => {
     const config = loadConfig({});
-    const agent = assembleAgent({ config, db: t.db.kysely, executions: dbExecutionsPort(t.db.kysely), log });
+    const agent = await startAgent({
+      config,
+      db: t.db.kysely,
+      executions: dbExecutionsPort(t.db.kysely),
+      log,
+      onApprovalsSettled: () => {},
+    });
     try {
       const s = await makeSession(t.db.kysely);
       const { turnId } = await agent.turns.chat(s.id, "hello", "operator:alice", { mayConfirmDestructive: true });
@@ -77,7 +90,16 @@ describe("assembleAgent", () => {
 
   it("a button approval re-invokes the agent with the decision as a system note", async () => {
     const config = loadConfig({ ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: double.url });
-    const agent = assembleAgent({ config, db: t.db.kysely, executions: dbExecutionsPort(t.db.kysely), log });
+    // Wired as main.ts wires it: decided approvals go to the continuation dispatcher.
+    const dispatcher = new ContinuationDispatcher({ db: t.db, log, owner: "test", maxContinuations: 40 });
+    const agent = await startAgent({
+      config,
+      db: t.db.kysely,
+      executions: dbExecutionsPort(t.db.kysely),
+      log,
+      onApprovalsSettled: async (sessionId) => dispatcher.poke(sessionId, await approvalsSettledNotes(t.db.kysely, { sessionId })),
+    });
+    dispatcher.start(({ sessionId, notes, executionIds, reason }) => agent.turns.chatWith(sessionId, notes, { executionIds, reason }));
     try {
       const s = await makeSession(t.db.kysely);
       double.setPolicy(
@@ -105,6 +127,7 @@ describe("assembleAgent", () => {
         via: "button",
         mayConfirmDestructive: true,
       });
+      await dispatcher.idle();
       await agent.turns.idle(s.id);
       const last = double.requests.at(-1)!.messages.at(-1)!;
       expect(last.role).toBe("user");
@@ -122,6 +145,7 @@ describe("assembleAgent", () => {
         { kind: "continuation", status: "completed" },
       ]);
     } finally {
+      await dispatcher.stop();
       await agent.stop();
     }
   });

@@ -1,8 +1,10 @@
-// Everything the agent needs from the executions side (src/risk,
-// src/executions, src/targets, src/pct) behind one narrow port, so the agent
+// What the executions side (src/risk, src/executions, src/targets, src/pct)
+// offers the agent and the approvals, behind one narrow port, so the agent
 // loop is tested with the host's replies scripted while everything else is
-// real (tests/helpers/db-executions-port.ts), and main.ts plugs the
-// production parts in with executionsPortFrom below.
+// real (tests/helpers/db-executions-port.ts), and startExecutions
+// (start-executions.ts) plugs the production parts in with executionsPortFrom
+// below. It lives here, with the concept it fronts, so agent/ and approvals/
+// both depend on executions/ and not on each other.
 //
 // Invariant: the agent changes executions only through this port; the port's
 // create/approve/reject/cancel take the caller's transaction (a withActor

@@ -1,37 +1,36 @@
-// Builds the agent side of a Nomos process from its configuration: the
+// Starts the agent side of a Nomos process from its configuration: the
 // Anthropic client (NOMOS_MODEL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL),
 // the loop's deps, Turns, the approvals' deps and the approval expiry.
-// main.ts calls it once with the executions port (tool-deps.ts) and starts
-// and stops what it returns. Invariant: with no API key the service still
-// runs; each turn then ends at once with an error event saying how to set it.
+// main.ts calls it once with the executions port (executions/
+// executions-port.ts) and the event loop's intake for decided approvals.
+// Invariants: with no API key the service still runs, and each turn then
+// ends at once with an error event saying how to set it; stop() is
+// idempotent and lets turns in flight finish or abort.
 import Anthropic from "@anthropic-ai/sdk";
 import type { Kysely } from "kysely";
 import { type ApprovalDeps, ApprovalExpiry } from "../approvals/decide.js";
-import { approvalsSettledNotes } from "../approvals/settled-notes.js";
 import type { Config } from "../config/env.js";
 import type { Database } from "../db/schema.js";
+import type { ExecutionsPort } from "../executions/executions-port.js";
 import type { Logger } from "../log/logger.js";
 import { Turns, type TurnsDeps } from "../turns/turns.js";
 import { type AgentDeps, agentTurn } from "./loop.js";
 import { soulText } from "./soul.js";
-import type { ExecutionsPort } from "./tool-deps.js";
 
-export interface AssembledAgent {
+export interface StartedAgent {
   turns: Turns;
   /** For approvalDecide(approvalDeps, {...}) in the HTTP routes. */
   approvalDeps: ApprovalDeps;
-  expiry: ApprovalExpiry;
-  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export function assembleAgent(p: {
+export async function startAgent(p: {
   config: Pick<Config, "model" | "maxIterations" | "assentMinutes" | "approvalMinutes">;
   db: Kysely<Database>;
   executions: ExecutionsPort;
   log: Logger;
-  /** The continuation dispatcher's hook: every pending approval of the session is decided. */
-  onApprovalsSettled?: (sessionId: string) => void | Promise<void>;
+  /** Every pending approval of the session is decided (a button or the expiry): the event loop's intake. */
+  onApprovalsSettled: (sessionId: string) => void | Promise<void>;
   /** Finished-execution notes waiting for the operator's next message (the dispatcher claims them). */
   carryNotes?: TurnsDeps["carryNotes"];
   /** Retries of the SDK for 429/5xx/overloaded (its default is 2). */
@@ -39,7 +38,7 @@ export function assembleAgent(p: {
   owner?: string;
   /** LISTEN (db.sql.listen) so Stop reaches turns running in other replicas. */
   listen?: TurnsDeps["listen"];
-}): AssembledAgent {
+}): Promise<StartedAgent> {
   const { config, db, log } = p;
   const client =
     config.model.apiKey || config.model.authToken
@@ -54,19 +53,11 @@ export function assembleAgent(p: {
           timeout: config.model.timeoutS * 1000,
         })
       : undefined;
-  // Until the continuation dispatcher (issue 5) provides its own, the agent
-  // hears button decisions through a continuation carrying them as notes.
-  const onApprovalsSettled =
-    p.onApprovalsSettled ??
-    (async (sessionId: string) => {
-      const notes = await approvalsSettledNotes(db, { sessionId });
-      if (notes.length > 0) await turns.chatWith(sessionId, notes, { reason: "approvals decided" });
-    });
   const approvalDeps: ApprovalDeps = {
     db,
     executions: p.executions,
     assentMinutes: config.assentMinutes,
-    onApprovalsSettled,
+    onApprovalsSettled: p.onApprovalsSettled,
     log: log.child({ component: "approvals" }),
   };
   const agentLog = log.child({ component: "agent" });
@@ -100,17 +91,26 @@ export function assembleAgent(p: {
     },
   });
   const expiry = new ApprovalExpiry(approvalDeps);
+  expiry.start();
+  try {
+    await turns.start();
+  } catch (err) {
+    await expiry.stop();
+    throw err;
+  }
+  let stopping: Promise<void> | undefined;
   return {
     turns,
     approvalDeps,
-    expiry,
-    async start() {
-      expiry.start();
-      await turns.start();
-    },
-    async stop() {
-      await turns.stop();
-      await expiry.stop();
+    stop() {
+      stopping ??= (async () => {
+        try {
+          await turns.stop();
+        } finally {
+          await expiry.stop();
+        }
+      })();
+      return stopping;
     },
   };
 }
