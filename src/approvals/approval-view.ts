@@ -3,35 +3,12 @@
 // or the goal of its plan. Invariant: read from the server's own records
 // only; nothing a client sends back is ever merged in.
 import type { Kysely } from "kysely";
-import type { ApprovalKind, ApprovalStatus, Database, Risk } from "../db/schema.js";
+import type { ApprovalStatus, Database } from "../db/schema.js";
+import type { ApprovalView } from "../events/contract.js";
 import { destructiveEffect } from "../risk/destructive-effect.js";
 
-export interface ApprovalView {
-  id: string;
-  sessionId: string;
-  kind: ApprovalKind;
-  status: ApprovalStatus;
-  planId: string | null;
-  executionId: string | null;
-  target: string | null;
-  command: string | null;
-  risk: Risk | null;
-  /** Why the execution got its risk (issue 12). */
-  riskReason: string | null;
-  /** The execution's description, when it has one. */
-  description: string | null;
-  goal: string | null;
-  /** For a plan approval: what is being approved (destructive steps carry `effect`, in plain words). */
-  plan: { goal: string; steps: unknown[] } | null;
-  /** For a destructive step: what it does, in plain words ("deletes container 100 and its disks"). */
-  effect: string | null;
-  confirmationPhrase: string | null;
-  decidedBy: string | null;
-  decidedVia: string | null;
-  createdAt: string;
-  expiresAt: string;
-  decidedAt: string | null;
-}
+// The shape is declared in the event contract (shared with the browser); this module builds it.
+export type { ApprovalView };
 
 export async function approvalViews(
   db: Kysely<Database>,

@@ -11,12 +11,78 @@
 //   SESSION_EVENT_TYPES and renders with an exhaustive switch, so a new type
 //   without a renderer does not compile either.
 // - No runtime imports: only types cross into the client bundle.
+// - The wire shapes of an approval, an execution and a message are declared
+//   here and built by their owners (approvals/approval-view.ts,
+//   executions/execution-json.ts, sessions/message-view.ts), so events/
+//   depends on no domain folder and the folder graph has no cycle.
 // - A turn's failure is `turn_failed`, never `error` (that name is the
 //   browser's own EventSource connection event). Events stored before the
 //   rename keep the type `error`; LEGACY_EVENT_TYPES maps them for replay.
-import type { ApprovalView } from "../approvals/approval-view.js";
-import type { ExecutionJson } from "../executions/execution-json.js";
-import type { MessageView } from "../sessions/message-view.js";
+import type { ApprovalKind, ApprovalStatus, Execution, MessageKind, Risk } from "../db/schema.js";
+
+/** An approval as the API and the stream show it; built by approvals/approval-view.ts. */
+export interface ApprovalView {
+  id: string;
+  sessionId: string;
+  kind: ApprovalKind;
+  status: ApprovalStatus;
+  planId: string | null;
+  executionId: string | null;
+  target: string | null;
+  command: string | null;
+  risk: Risk | null;
+  /** Why the execution got its risk (issue 12). */
+  riskReason: string | null;
+  /** The execution's description, when it has one. */
+  description: string | null;
+  goal: string | null;
+  /** For a plan approval: what is being approved (destructive steps carry `effect`, in plain words). */
+  plan: { goal: string; steps: unknown[] } | null;
+  /** For a destructive step: what it does, in plain words ("deletes container 100 and its disks"). */
+  effect: string | null;
+  confirmationPhrase: string | null;
+  decidedBy: string | null;
+  decidedVia: string | null;
+  createdAt: string;
+  expiresAt: string;
+  decidedAt: string | null;
+}
+
+/** A transcript message as the API and the stream show it; built by sessions/message-view.ts. */
+export interface MessageView {
+  id: string;
+  kind: MessageKind;
+  turnId: string | null;
+  content: unknown[];
+  createdAt: string;
+}
+
+/** An execution as the API and the stream show it; built by executions/execution-json.ts. */
+export interface ExecutionJson {
+  id: string;
+  sessionId: string | null;
+  planId: string | null;
+  target: string;
+  command: string;
+  description: string | null;
+  mode: "sync" | "async";
+  risk: Execution["risk"];
+  /** The rule that decided the risk, in words. */
+  riskReason: string | null;
+  status: Execution["status"];
+  timeoutS: number;
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdoutDroppedBytes: number;
+  stderrDroppedBytes: number;
+  error: string | null;
+  createdAt: string;
+  approvedAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
 
 export interface PlanStepView {
   title: string;

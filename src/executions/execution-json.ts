@@ -3,32 +3,10 @@
 // secret (output is stored already redacted), and runner internals (owner,
 // lease) stay out.
 import type { Execution } from "../db/schema.js";
+import type { ExecutionJson } from "../events/contract.js";
 
-export interface ExecutionJson {
-  id: string;
-  sessionId: string | null;
-  planId: string | null;
-  target: string;
-  command: string;
-  description: string | null;
-  mode: "sync" | "async";
-  risk: Execution["risk"];
-  /** The rule that decided the risk, in words. */
-  riskReason: string | null;
-  status: Execution["status"];
-  timeoutS: number;
-  exitCode: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-  stdoutDroppedBytes: number;
-  stderrDroppedBytes: number;
-  error: string | null;
-  createdAt: string;
-  approvedAt: string | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-}
+// The shape is declared in the event contract (shared with the browser); this module builds it.
+export type { ExecutionJson };
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 

@@ -5,15 +5,11 @@
 // continuation queue's single INSERT ... RETURNING), key for key, so the two
 // cannot drift apart without this file showing it.
 import { type RawBuilder, sql } from "kysely";
-import type { Message, MessageKind } from "../db/schema.js";
+import type { Message } from "../db/schema.js";
+import type { MessageView } from "../events/contract.js";
 
-export interface MessageView {
-  id: string;
-  kind: MessageKind;
-  turnId: string | null;
-  content: unknown[];
-  createdAt: string;
-}
+// The shape is declared in the event contract (shared with the browser); this module builds it.
+export type { MessageView };
 
 export const messageView = (m: Message): MessageView => ({
   id: m.id,
