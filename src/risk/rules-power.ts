@@ -5,6 +5,7 @@
 // Invariant: a unit, signal target or device this cannot read (a variable)
 // counts as the worst it could be.
 import { afterOptions, type Classification, cm, de, merge, type Rule, ro, texts } from "./rule-kit.js";
+import { SYSTEMCTL_VALUE_OPTIONS } from "./rules-system.js";
 
 const DOWN_TARGETS =
   /^(reboot|poweroff|halt|kexec|shutdown|rescue|emergency|ctrl-alt-del|soft-reboot|sleep|suspend|hibernate|hybrid-sleep|suspend-then-hibernate|final|exit)\.target$|^systemd-(reboot|poweroff|halt|kexec|suspend|hibernate|soft-reboot)\.service$/;
@@ -23,26 +24,7 @@ const STARTING_VERBS = new Set([
 export function registerPowerRules(rules: Map<string, Rule>): void {
   const systemctl = rules.get("systemctl")!;
   rules.set("systemctl", (args, ctx, name) => {
-    const rest = afterOptions(args, [
-      "-t",
-      "--type",
-      "-p",
-      "--property",
-      "-H",
-      "--host",
-      "-M",
-      "-n",
-      "--lines",
-      "-o",
-      "--output",
-      "--state",
-      "-s",
-      "--signal",
-      "--kill-whom",
-      "--job-mode",
-      "--root",
-      "--message",
-    ]);
+    const rest = afterOptions(args, SYSTEMCTL_VALUE_OPTIONS);
     const verb = rest[0]?.text ?? "";
     if (STARTING_VERBS.has(verb)) {
       const units = rest.slice(1).filter((w) => !w.text.startsWith("-"));

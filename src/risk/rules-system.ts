@@ -3,6 +3,28 @@
 // sysctl, ip...).
 import { afterOptions, bySubcommand, cm, de, has, positional, type Rule, ro } from "./rule-kit.js";
 
+/** systemctl's options that take a value: skipped to find the verb (rules-power.ts reads the same list). */
+export const SYSTEMCTL_VALUE_OPTIONS = [
+  "-t",
+  "--type",
+  "-p",
+  "--property",
+  "-H",
+  "--host",
+  "-M",
+  "-n",
+  "--lines",
+  "-o",
+  "--output",
+  "--state",
+  "-s",
+  "--signal",
+  "--kill-whom",
+  "--job-mode",
+  "--root",
+  "--message",
+];
+
 export function registerSystemRules(rules: Map<string, Rule>): void {
   // ─── Proxmox ───────────────────────────────────────────────────────────────
 
@@ -98,20 +120,7 @@ export function registerSystemRules(rules: Map<string, Rule>): void {
   rules.set("npm", bySubcommand("npm", ["ls", "list", "view", "outdated", "--version", "-v", "version"]));
 
   rules.set("systemctl", (args) => {
-    const rest = afterOptions(args, [
-      "-t",
-      "--type",
-      "-p",
-      "--property",
-      "-H",
-      "--host",
-      "-M",
-      "-n",
-      "--lines",
-      "-o",
-      "--output",
-      "--state",
-    ]);
+    const rest = afterOptions(args, SYSTEMCTL_VALUE_OPTIONS);
     const sub = rest[0]?.text ?? "list-units";
     if (
       [
