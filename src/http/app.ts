@@ -10,10 +10,10 @@
 // for the rest, and each route's requireRole (auth/roles.ts).
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { refuseCrossSite } from "../auth/csrf.js";
-import { type AuthEnv, requireOperator } from "../auth/middleware.js";
 import type { Logger } from "../log/logger.js";
 import type { ApiDeps } from "./api-deps.js";
+import { type AuthEnv, requireOperator } from "./auth-middleware.js";
+import { refuseCrossSite } from "./csrf.js";
 import { HttpError } from "./http-error.js";
 import { onError } from "./on-error.js";
 import { type PublicOrigin, publicOriginFrom, refuseForeignHost } from "./public-origin.js";

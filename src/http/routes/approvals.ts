@@ -6,10 +6,11 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { approvalView, approvalViews } from "../../approvals/approval-view.js";
 import { approvalDecide } from "../../approvals/decide.js";
-import type { AuthEnv } from "../../auth/middleware.js";
-import { requireRole, roleAtLeast, roleRefusal } from "../../auth/roles.js";
+import { roleAtLeast } from "../../auth/roles.js";
 import { type ApiDeps, agentOf } from "../api-deps.js";
+import type { AuthEnv } from "../auth-middleware.js";
 import { HttpError, notFound } from "../http-error.js";
+import { requireRole, roleRefusal } from "../require-role.js";
 import { validate } from "../validate.js";
 import { idParam, uuidParam } from "./ids.js";
 

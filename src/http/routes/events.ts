@@ -15,10 +15,10 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
-import type { AuthEnv } from "../../auth/middleware.js";
 import { sessionEventsAfter, sessionEventsLastId } from "../../events/session-events.js";
 import { sessionExists } from "../../sessions/sessions.js";
 import type { ApiDeps } from "../api-deps.js";
+import type { AuthEnv } from "../auth-middleware.js";
 import { HttpError, notFound } from "../http-error.js";
 import { validate } from "../validate.js";
 import { idParam } from "./ids.js";

@@ -2,14 +2,14 @@
 // view), and cancelling one from its card (the lifecycle's executionCancel,
 // as the operator).
 import { Hono } from "hono";
-import type { AuthEnv } from "../../auth/middleware.js";
-import { requireRole } from "../../auth/roles.js";
 import { TERMINAL_EXECUTION_STATUSES } from "../../db/schema.js";
 import { withActor } from "../../db/with-actor.js";
 import { executionToJson } from "../../executions/execution-json.js";
 import { executionCancel, executionGet } from "../../executions/lifecycle.js";
 import type { ApiDeps } from "../api-deps.js";
+import type { AuthEnv } from "../auth-middleware.js";
 import { HttpError, notFound } from "../http-error.js";
+import { requireRole } from "../require-role.js";
 import { validate } from "../validate.js";
 import { idParam } from "./ids.js";
 

@@ -4,8 +4,7 @@
 // Turns'; this file translates HTTP to them. Every write runs as the operator.
 import { Hono } from "hono";
 import { z } from "zod";
-import type { AuthEnv } from "../../auth/middleware.js";
-import { requireRole, roleAtLeast } from "../../auth/roles.js";
+import { roleAtLeast } from "../../auth/roles.js";
 import {
   SESSION_MESSAGE_MAX_CHARS,
   sessionAssentView,
@@ -16,7 +15,9 @@ import {
   sessionView,
 } from "../../sessions/sessions.js";
 import { type ApiDeps, agentOf } from "../api-deps.js";
+import type { AuthEnv } from "../auth-middleware.js";
 import { notFound } from "../http-error.js";
+import { requireRole } from "../require-role.js";
 import { validate } from "../validate.js";
 import { idParam } from "./ids.js";
 

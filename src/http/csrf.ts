@@ -8,8 +8,8 @@
 // "Our host" is the Host that refuseForeignHost (http/public-origin.ts)
 // already accepted, so a rebound DNS name cannot make a foreign Origin ours.
 import type { MiddlewareHandler } from "hono";
-import { HttpError } from "../http/http-error.js";
-import { type PublicOrigin, requestHost } from "../http/public-origin.js";
+import { HttpError } from "./http-error.js";
+import { type PublicOrigin, requestHost } from "./public-origin.js";
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 

@@ -8,11 +8,11 @@ import { timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { Kysely } from "kysely";
+import { operatorLoginResolve } from "../auth/logins.js";
+import { throttleBlockedFor, throttleFailureRecord } from "../auth/throttle.js";
 import type { Database, OperatorRole } from "../db/schema.js";
-import { HttpError } from "../http/http-error.js";
-import { clientAddress, type PublicOrigin, publicOriginFrom } from "../http/public-origin.js";
-import { operatorLoginResolve } from "./logins.js";
-import { throttleBlockedFor, throttleFailureRecord } from "./throttle.js";
+import { HttpError } from "./http-error.js";
+import { clientAddress, type PublicOrigin, publicOriginFrom } from "./public-origin.js";
 
 export const SESSION_COOKIE = "nomos_session";
 
