@@ -3,7 +3,9 @@
 // oversized bodies, and that chatting, deciding, Stop and cancelling run the
 // real domain (Turns, approvalDecide, the lifecycle) as the operator: the
 // database says what happened.
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { executionApprove, executionClaim, executionFinish } from "../src/executions/lifecycle.js";
 import { type ApiHarness, browser, loginCookie, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
@@ -274,17 +276,14 @@ describe("executions", () => {
   it("GET one with its result; 404 unknown; 400 malformed", async () => {
     const s = await makeSession(t.db.kysely);
     const x = await makeExecution(t.db.kysely, { session_id: s.id, command: "uptime" });
-    await t.db.kysely.updateTable("executions").set({ status: "approved", approved_at: new Date() }).where("id", "=", x.id).execute();
-    await t.db.kysely
-      .updateTable("executions")
-      .set({ status: "running", started_at: new Date(), runner_owner: "t", lease_expires_at: new Date(Date.now() + 60_000) })
-      .where("id", "=", x.id)
-      .execute();
-    await t.db.kysely
-      .updateTable("executions")
-      .set({ status: "completed", exit_code: 0, stdout: " 10:00 up 3 days", finished_at: new Date() })
-      .where("id", "=", x.id)
-      .execute();
+    // Through the lifecycle, as the runner would: approve, claim, finish.
+    await executionApprove(t.db.kysely, { executionId: x.id });
+    await executionClaim(t.db.kysely, { executionId: x.id, mode: x.mode, owner: "t", leaseMs: 60_000 });
+    await executionFinish(t.db.kysely, {
+      executionId: x.id,
+      owner: "t",
+      outcome: { status: "completed", exitCode: 0, stdout: " 10:00 up 3 days" },
+    });
     const body = await json(await req(`/api/executions/${x.id}`));
     expect(body).toMatchObject({
       id: x.id,
