@@ -91,7 +91,9 @@ function generated(n: number): string[] {
 const skip = unavailable();
 if (skip) console.log(`risk-differential skipped: ${skip}`);
 
-describe.skipIf(skip !== undefined)("read_only against real bash in a read-only namespace", () => {
+// The suite's name says why it was skipped, so the run's closing "skipped suites" line does too.
+const suiteName = `read_only against real bash in a read-only namespace${skip ? `: skipped because ${skip}` : ""}`;
+describe.skipIf(skip !== undefined)(suiteName, () => {
   it("catches a write and a foreign program (the check itself works)", () => {
     expect(sandboxed("touch /var/tmp/nomos-differential-probe").output).toMatch(/Read-only file system/);
     expect(sandboxed("ls /tmp | sh -c true").execs).toContain("sh");
