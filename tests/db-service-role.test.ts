@@ -22,16 +22,19 @@ const log = createLogger({ level: "silent" });
 let appRole: string;
 let app: Db;
 
+// Test roles log in with a password: the machine's server may trust loopback,
+// but the embedded one (a fresh machine's `npm test`) asks for one.
+const ROLE_PASSWORD = "nomos-test-role";
 const asRole = (url: string, role: string) => {
   const u = new URL(url);
   u.username = role;
-  u.password = "";
+  u.password = ROLE_PASSWORD;
   return u.toString();
 };
 
 beforeAll(async () => {
   appRole = `${t.name}_app`;
-  await t.db.sql.unsafe(`CREATE ROLE ${appRole} LOGIN`);
+  await t.db.sql.unsafe(`CREATE ROLE ${appRole} LOGIN PASSWORD '${ROLE_PASSWORD}'`);
   app = connect(asRole(t.url, appRole), { applicationName: "nomos-test-app-role" });
   // The service starting with an owner URL: migrations (none pending) as the
   // owner, then the service's role joins nomos_service.
@@ -98,7 +101,7 @@ describe("migrations as an owner that is no superuser", () => {
     const dbName = `${t.name}_owned`;
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
     try {
-      await admin.unsafe(`CREATE ROLE ${owner} LOGIN`);
+      await admin.unsafe(`CREATE ROLE ${owner} LOGIN PASSWORD '${ROLE_PASSWORD}'`);
       await admin.unsafe(`CREATE DATABASE ${dbName} OWNER ${owner}`);
       const ownerUrl = asRole(withDatabase(adminUrl, dbName), owner);
       const service = connect(asRole(withDatabase(adminUrl, dbName), appRole), { max: 1, applicationName: "nomos-test-app-role" });
@@ -123,7 +126,7 @@ describe("migrations as an owner that is no superuser", () => {
 describe("npm run migrate", () => {
   it("runs as NOMOS_DATABASE_OWNER_URL and lets DATABASE_URL's role into nomos_service, as the service does at start", async () => {
     const cliRole = `${t.name}_cli`;
-    await t.db.sql.unsafe(`CREATE ROLE ${cliRole} LOGIN`);
+    await t.db.sql.unsafe(`CREATE ROLE ${cliRole} LOGIN PASSWORD '${ROLE_PASSWORD}'`);
     try {
       const code = await new Promise<number | null>((resolve) => {
         const child = spawn(process.execPath, ["--import", "tsx", "src/db/migrate-cli.ts"], {

@@ -36,9 +36,11 @@ let serviceRole: string;
 
 beforeAll(async () => {
   serviceRole = `${t.name}_svc`;
-  await t.db.sql.unsafe(`CREATE ROLE ${serviceRole} LOGIN`);
+  // With a password: the embedded server (a fresh machine's `npm test`) asks for one.
+  await t.db.sql.unsafe(`CREATE ROLE ${serviceRole} LOGIN PASSWORD 'nomos-test-role'`);
   const serviceUrl = new URL(t.url);
   serviceUrl.username = serviceRole;
+  serviceUrl.password = "nomos-test-role";
   host = await SshTestHost.start();
   scenario = deploymentScenario(host, { registryFailures: 1, upMs: 400 });
   model = await startMessagesDouble({ policy: deploymentPolicy() });
