@@ -278,6 +278,9 @@ describe("approve once, finish alone", () => {
       expect(stopped.json.stopped).toBe(
         `Stopped by api-token: cancelled 1 running step (${CMD.composeUp} on typetype-3). The assent window is closed: nothing runs on its own, and every change asks again.`,
       );
+      // The runner kills the remote process once it hears the cancel; only then may the held
+      // command go on (released earlier, it could finish with 0 before the kill reached it).
+      await expect.poll(() => host.kills.some((k) => k.command.includes("docker compose up")), { timeout: 20_000 }).toBe(true);
       release();
       const up = async () => (await executionsOf(sessionId)).find((e) => e.command === CMD.composeUp);
       await expect.poll(async () => (await up())?.status, { timeout: 20_000 }).toBe("cancelled");
