@@ -29,7 +29,9 @@
 //   curl answers                            -> final report
 //   anything else                           -> says what it saw and that it is blocked
 
+import { executionNoteExitCode } from "../executions/execution-note.js";
 import type { DoublePolicy, DoubleReply, DoubleRequest } from "../model-double/messages-double.js";
+import { requestBlocks, requestText } from "../model-double/request-blocks.js";
 import type { DoubleBlock } from "../model-double/wire.js";
 import { SYSTEM_NOTE_PREFIX } from "../turns/history.js";
 
@@ -70,16 +72,6 @@ export const CMD = {
 export const DEPLOY_REQUEST = `Deploy TypeType in a new container on pve1 and verify it answers on :${APP_PORT}.`;
 
 type Json = Record<string, unknown>;
-type Block = {
-  type: string;
-  text?: string;
-  id?: string;
-  name?: string;
-  input?: Json;
-  tool_use_id?: string;
-  content?: unknown;
-  is_error?: boolean;
-};
 
 interface ToolObservation {
   kind: "tool";
@@ -101,26 +93,16 @@ type Observation =
   | { kind: "note"; text: string; executions: ExecutionNote[] }
   | { kind: "operator"; text: string; executions: ExecutionNote[] };
 
-const blocksOf = (content: unknown): Block[] =>
-  typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? (content as Block[]) : [];
-
-const contentText = (content: unknown): string =>
-  typeof content === "string"
-    ? content
-    : blocksOf(content)
-        .map((b) => b.text ?? "")
-        .join("\n");
-
 /** Every tool call of the conversation with its result, oldest first. */
 function toolCalls(req: DoubleRequest): ToolObservation[] {
   const calls = new Map<string, { name: string; input: Json }>();
   const out: ToolObservation[] = [];
   for (const m of req.messages) {
-    for (const b of blocksOf(m.content)) {
+    for (const b of requestBlocks(m.content)) {
       if (m.role === "assistant" && b.type === "tool_use" && b.id) calls.set(b.id, { name: b.name ?? "", input: b.input ?? {} });
       if (m.role === "user" && b.type === "tool_result" && b.tool_use_id) {
         const call = calls.get(b.tool_use_id);
-        if (call) out.push({ kind: "tool", ...call, text: contentText(b.content), isError: b.is_error === true });
+        if (call) out.push({ kind: "tool", ...call, text: requestText(b.content), isError: b.is_error === true });
       }
     }
   }
@@ -144,7 +126,7 @@ function executionNotes(text: string): ExecutionNote[] {
 /** The newest thing the model is answering: a tool result, a system note, or the operator's words. */
 function observe(req: DoubleRequest): Observation {
   const last = req.messages.at(-1);
-  const blocks = last?.role === "user" ? blocksOf(last.content) : [];
+  const blocks = last?.role === "user" ? requestBlocks(last.content) : [];
   if (blocks.some((b) => b.type === "tool_result")) {
     const latest = toolCalls(req).at(-1);
     if (latest) return latest;
@@ -167,12 +149,6 @@ const call = (text: string, name: string, input: Json, delay: number): DoubleRep
   content: [{ type: "text", text }, { type: "tool_use", name, input } as DoubleBlock],
   eventDelayMs: delay,
 });
-
-/** The exit code a `run` result shows ("execution <id> failed (exit 1) on <t>: <command>"). */
-const exitOf = (text: string): number | null => {
-  const m = /^execution \S+ \w+(?: \((?:exit (\d+)|signal \w+)\))? on /.exec(text);
-  return m?.[1] === undefined ? null : Number(m[1]);
-};
 
 export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoublePolicy {
   const node = options.node ?? "pve1";
@@ -239,7 +215,7 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
       const done = seen.executions.find((e) => e.status === "completed");
       if (failed && /docker compose .*up -d/.test(failed.command)) {
         const registry500s = req.messages
-          .flatMap((m) => (m.role === "user" ? blocksOf(m.content) : []))
+          .flatMap((m) => (m.role === "user" ? requestBlocks(m.content) : []))
           .filter((b) => b.type === "text" && /unexpected HTTP status: 5\d\d/.test(b.text ?? "")).length;
         if (/unexpected HTTP status: 5\d\d/.test(failed.body)) {
           if (registry500s >= 3) return blocked(`the image registry answered 500 on ${registry500s} tries in a row.`);
@@ -295,7 +271,7 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
     if (/^Not run:/.test(text)) return say(`That step waits for your approval: ${text.split(".")[0]}.`, d);
 
     const command = String(input.command ?? "");
-    const exit = exitOf(text);
+    const exit = executionNoteExitCode(text);
     const ok = exit === 0;
     if (command === CMD.installDocker) {
       if (!ok) return blocked(`installing docker.io failed (exit ${exit}).`);
@@ -347,7 +323,7 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
 /** The closing report, built from what the conversation shows happened. */
 function finalReport(req: DoubleRequest, container: string, node: string): string {
   const notes = req.messages
-    .flatMap((m) => (m.role === "user" ? blocksOf(m.content) : []))
+    .flatMap((m) => (m.role === "user" ? requestBlocks(m.content) : []))
     .filter((b) => b.type === "text" && (b.text ?? "").startsWith(SYSTEM_NOTE_PREFIX))
     .flatMap((b) => executionNotes(b.text ?? ""));
   const retries = notes.filter((n) => n.status !== "completed" && /unexpected HTTP status: 5\d\d/.test(n.body)).length;

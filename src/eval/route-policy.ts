@@ -9,7 +9,10 @@
 // counted from the tool results it shows — so a replayed conversation gets
 // the same answer, and a result the route did not expect ends in an honest
 // "I am stopping here" instead of the next step.
+
+import { executionNoteExitCode } from "../executions/execution-note.js";
 import type { DoublePolicy, DoubleReply, DoubleRequest } from "../model-double/messages-double.js";
+import { requestBlocks, requestText } from "../model-double/request-blocks.js";
 import type { DoubleBlock } from "../model-double/wire.js";
 import { SYSTEM_NOTE_PREFIX } from "../turns/history.js";
 
@@ -46,29 +49,8 @@ export interface Route {
   done: string;
 }
 
-type Block = {
-  type: string;
-  text?: string;
-  id?: string;
-  name?: string;
-  input?: Json;
-  tool_use_id?: string;
-  content?: unknown;
-  is_error?: boolean;
-};
-const blocksOf = (c: unknown): Block[] => (typeof c === "string" ? [{ type: "text", text: c }] : Array.isArray(c) ? (c as Block[]) : []);
-const textOf = (c: unknown) =>
-  typeof c === "string"
-    ? c
-    : blocksOf(c)
-        .map((b) => b.text ?? "")
-        .join("\n");
-
-const EXIT = /^execution \S+ \w+(?: \((?:exit (\d+)|signal \w+)\))? on /;
-
 export function resultOf(text: string, isError: boolean): StepResult {
-  const m = EXIT.exec(text);
-  return { text, exit: m?.[1] === undefined ? null : Number(m[1]), isError };
+  return { text, exit: executionNoteExitCode(text), isError };
 }
 
 /** Marks a step as going on whatever its result (a route that does not look, for the checkers' tests). */
@@ -86,11 +68,11 @@ function toolCalls(req: DoubleRequest) {
   const calls = new Map<string, { name: string; input: Json }>();
   const out: Array<{ name: string; input: Json; result: StepResult }> = [];
   for (const m of req.messages) {
-    for (const b of blocksOf(m.content)) {
+    for (const b of requestBlocks(m.content)) {
       if (m.role === "assistant" && b.type === "tool_use" && b.id) calls.set(b.id, { name: b.name ?? "", input: b.input ?? {} });
       if (m.role === "user" && b.type === "tool_result" && b.tool_use_id) {
         const c = calls.get(b.tool_use_id);
-        if (c) out.push({ ...c, result: resultOf(textOf(b.content), b.is_error === true) });
+        if (c) out.push({ ...c, result: resultOf(requestText(b.content), b.is_error === true) });
       }
     }
   }
@@ -99,12 +81,12 @@ function toolCalls(req: DoubleRequest) {
 
 export function routePolicy(request: RegExp, route: Route): DoublePolicy {
   return (req) => {
-    const first = textOf(req.messages[0]?.content);
+    const first = requestText(req.messages[0]?.content);
     if (!request.test(first)) return say("I am the scripted evaluation model; this request is not one of my scenarios.");
     const calls = toolCalls(req);
     const planAt = calls.findIndex((c) => c.name === "propose_plan" && !c.result.isError);
     const last = req.messages.at(-1);
-    const lastBlocks = last?.role === "user" ? blocksOf(last.content) : [];
+    const lastBlocks = last?.role === "user" ? requestBlocks(last.content) : [];
     const answersTool = lastBlocks.some((b) => b.type === "tool_result");
     if (planAt < 0) {
       return call(`Here is my plan: ${route.goal}.`, "propose_plan", { goal: route.goal, steps: route.plan });
@@ -112,7 +94,7 @@ export function routePolicy(request: RegExp, route: Route): DoublePolicy {
     if (answersTool && calls.at(-1)?.name === "propose_plan") {
       return say("The plan is above. Approve it once and I will carry it out to the end.");
     }
-    const texts = req.messages.flatMap((m) => (m.role === "user" ? blocksOf(m.content) : [])).map((b) => b.text ?? "");
+    const texts = req.messages.flatMap((m) => (m.role === "user" ? requestBlocks(m.content) : [])).map((b) => b.text ?? "");
     const approved =
       texts.some((t) => t.startsWith(SYSTEM_NOTE_PREFIX) && /approved plan/.test(t)) ||
       texts.some((t) => !t.startsWith(SYSTEM_NOTE_PREFIX) && /\b(go ahead|approved?|proceed|continue|do it)\b/i.test(t) && t !== first);

@@ -40,3 +40,13 @@ export function executionNote(
   const error = e.error ? `\nerror: ${e.error}` : "";
   return `${head}${error}${tail("stdout", e.stdout, e.stdout_dropped_bytes)}${tail("stderr", e.stderr, e.stderr_dropped_bytes)}`;
 }
+
+/**
+ * The exit code in a note's first line ("execution <id> failed (exit 1) on
+ * <target>: <command>"), or null when it shows none (a signal, not run):
+ * the reader of the header executionNote writes, for the scripted models.
+ */
+export function executionNoteExitCode(text: string): number | null {
+  const m = /^execution \S+ \w+(?: \((?:exit (\d+)|signal \w+)\))? on /.exec(text);
+  return m?.[1] === undefined ? null : Number(m[1]);
+}
