@@ -9,7 +9,7 @@ import { executionApprove, executionClaim, executionFinish } from "../src/execut
 import { type ApiHarness, browser, loginCookie, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
-import { appendEvents, makeApproval, makeAssentWindow, makePlan, makeTurn } from "./helpers/web-factories.js";
+import { appendEvents, makeApproval, makeAssentWindow, makeDestroyApproval, makePlan, makeTurn } from "./helpers/web-factories.js";
 
 const t = useTestDatabase();
 let h: ApiHarness;
@@ -208,20 +208,8 @@ describe("approvals", () => {
 
   it("a destructive step needs its typed phrase: 400 naming body.confirmation without it; rejecting needs none", async () => {
     const s = await makeSession(t.db.kysely);
-    const x1 = await makeExecution(t.db.kysely, { session_id: s.id, command: "pct destroy 105", risk: "destructive" });
-    const x2 = await makeExecution(t.db.kysely, { session_id: s.id, command: "pct destroy 106", risk: "destructive" });
-    const a = await makeApproval(t.db.kysely, {
-      session_id: s.id,
-      kind: "execution",
-      execution_id: x1.id,
-      confirmation_phrase: "destroy 105",
-    });
-    const b = await makeApproval(t.db.kysely, {
-      session_id: s.id,
-      kind: "execution",
-      execution_id: x2.id,
-      confirmation_phrase: "destroy 106",
-    });
+    const a = await makeDestroyApproval(t.db.kysely, s.id, 105);
+    const b = await makeDestroyApproval(t.db.kysely, s.id, 106);
     for (const confirmation of [undefined, "destroy 106", "DESTROY 105"]) {
       const res = await req(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "approve", confirmation } });
       expect(res.status).toBe(400);
@@ -234,7 +222,11 @@ describe("approvals", () => {
     const ok = await req(`/api/approvals/${a.id}`, { method: "POST", body: { decision: "approve", confirmation: "destroy 105" } });
     expect(ok.status).toBe(200);
     expect(await json(ok)).toMatchObject({ status: "approved", decidedBy: "operator:alice" });
-    const approved = await t.db.kysely.selectFrom("executions").select("status").where("id", "=", x1.id).executeTakeFirstOrThrow();
+    const approved = await t.db.kysely
+      .selectFrom("executions")
+      .select("status")
+      .where("id", "=", a.execution_id!)
+      .executeTakeFirstOrThrow();
     expect(approved.status).not.toBe("pending_approval");
     const rejected = await req(`/api/approvals/${b.id}`, { method: "POST", body: { decision: "reject" } });
     expect(await json(rejected)).toMatchObject({ status: "rejected" });

@@ -9,7 +9,7 @@ import type { OperatorRole } from "../src/db/schema.js";
 import { type ApiHarness, browser, loginCookie, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
-import { makeApproval, makePendingExecutionApproval, makePlan } from "./helpers/web-factories.js";
+import { makeApproval, makeDestroyApproval, makePendingExecutionApproval, makePlan } from "./helpers/web-factories.js";
 
 const t = useTestDatabase();
 let h: ApiHarness;
@@ -109,20 +109,8 @@ describe("destructive confirmations are an admin's", () => {
 
   it("by button: an operator may reject one but not confirm it; an admin confirms it", async () => {
     const s = await makeSession(t.db.kysely);
-    const x1 = await makeExecution(t.db.kysely, { session_id: s.id, command: "pct destroy 105", risk: "destructive" });
-    const x2 = await makeExecution(t.db.kysely, { session_id: s.id, command: "pct destroy 106", risk: "destructive" });
-    const a = await makeApproval(t.db.kysely, {
-      session_id: s.id,
-      kind: "execution",
-      execution_id: x1.id,
-      confirmation_phrase: "destroy 105",
-    });
-    const b = await makeApproval(t.db.kysely, {
-      session_id: s.id,
-      kind: "execution",
-      execution_id: x2.id,
-      confirmation_phrase: "destroy 106",
-    });
+    const a = await makeDestroyApproval(t.db.kysely, s.id, 105);
+    const b = await makeDestroyApproval(t.db.kysely, s.id, 106);
     const refused = await as.operator!(`/api/approvals/${a.id}`, {
       method: "POST",
       body: { decision: "approve", confirmation: "destroy 105" },

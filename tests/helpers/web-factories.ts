@@ -42,6 +42,12 @@ export async function makePendingExecutionApproval(db: Db): Promise<{ session: s
   return { session: s.id, approval: a.id, execution: e.id };
 }
 
+/** A pending approval of `pct destroy <vmid>` in the session, confirmed by the phrase "destroy <vmid>". */
+export async function makeDestroyApproval(db: Db, sessionId: string, vmid: number) {
+  const x = await makeExecution(db, { session_id: sessionId, command: `pct destroy ${vmid}`, risk: "destructive" });
+  return makeApproval(db, { session_id: sessionId, kind: "execution", execution_id: x.id, confirmation_phrase: `destroy ${vmid}` });
+}
+
 export async function makeAssentWindow(db: Db, values: { session_id: string; minutes?: number }) {
   return db
     .insertInto("assent_windows")
