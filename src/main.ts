@@ -8,7 +8,8 @@
 // and each returning its (idempotent) stop: startExecutions (targets, SSH
 // pool, runner), startAgent (turns, approvals; it reports decided approvals
 // to the dispatcher, which queues them until startEventLoop starts it with
-// the agent's turns), startEventLoop (dispatcher, sweep, listener), and last
+// the agent's turns), startEventLoop (dispatcher, sweep, listener),
+// startNotifications (the notifier: outbox -> ntfy, webhook, Web Push), and last
 // startHttp (event streams, the API and the page). One LISTEN connection
 // (application_name nomos-listener) serves every channel of the process.
 // Shutdown (SIGINT/SIGTERM) runs the same list in reverse: stop taking
@@ -37,6 +38,7 @@ import { createApp } from "./http/app.js";
 import { publicOriginFrom } from "./http/public-origin.js";
 import { startHttp } from "./http/start-http.js";
 import { createLogger, type Logger } from "./log/logger.js";
+import { startNotifications } from "./notifications/start-notifications.js";
 
 type Stop = () => Promise<void>;
 
@@ -137,6 +139,17 @@ async function main(): Promise<void> {
       sweepSeconds: config.sweepSeconds,
     });
     stops.push(eventLoop.stop);
+
+    // ── notifications: outbox -> NOTIFY -> notifier -> ntfy, webhook, Web Push
+    const notifications = await startNotifications({
+      config,
+      db: db.kysely,
+      listen: listenDb.sql,
+      log,
+      owner,
+      publicOrigin: () => publicOrigin.url,
+    });
+    stops.push(notifications.stop);
 
     // ── the operator's side: event streams, the API and the page ────────────
     const notices = [

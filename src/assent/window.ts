@@ -7,7 +7,9 @@
 //
 //   (none) --open--> open --extend--> open --revoke/expire/reject/outcome--> closed
 //
-// Close reasons: 'revoked' (the operator's Stop or words), 'expired',
+// Close reasons: 'revoked' (the operator's Stop or words), 'expired' (closed
+// lazily before a new window opens, or by the notifier's sweep through
+// assentWindowsCloseExpired, which tells the operator when results wait),
 // 'continuation_limit' (the loop guard, ledger.ts), 'rejected' (the
 // operator rejected the plan the window was opened for), 'plan_verified' /
 // 'plan_blocked' (the agent reported the plan's outcome: autonomy does not
@@ -203,4 +205,29 @@ export async function assentWindowRevoke(tx: Kysely<Database>, p: { sessionId: s
     { sessionId: p.sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: "revoked", by: p.actor } },
   ]);
   return true;
+}
+
+/**
+ * Closes every window whose time ran out and says so on each session's
+ * stream (assent_changed, reason 'expired'); the notifications trigger turns
+ * that into "window expired" when results wait. One conditional UPDATE:
+ * a window is closed once, by whichever process gets there first.
+ */
+export async function assentWindowsCloseExpired(tx: Kysely<Database>): Promise<{ sessionIds: string[] }> {
+  const closed = await tx
+    .updateTable("assent_windows")
+    .set({ closed_at: sql`now()`, close_reason: "expired" })
+    .where("closed_at", "is", null)
+    .where("expires_at", "<=", sql<Date>`now()`)
+    .returning("session_id")
+    .execute();
+  await sessionEventsAppend(
+    tx,
+    closed.map((r) => ({
+      sessionId: r.session_id,
+      type: "assent_changed" as const,
+      data: { open: false, expiresAt: null, reason: "expired" },
+    })),
+  );
+  return { sessionIds: closed.map((r) => r.session_id) };
 }

@@ -105,6 +105,18 @@ export const envSchema = z
     NOMOS_DATABASE_OWNER_URL: url(/^postgres(ql)?:$/, "a postgres:// or postgresql:// URL"),
     // Set by `npm run demo`: the page says plainly that the model and the node are simulated.
     NOMOS_DEMO: z.preprocess(unsetIfEmpty, z.enum(["0", "1"], "must be 0 or 1").default("0")),
+    // Issue 16: the first operator's notification channels (src/notifications/).
+    NOMOS_NOTIFY_WEBHOOK_URL: url(/^https?:$/, "an http:// or https:// URL (where the signed JSON POST goes)"),
+    NOMOS_NOTIFY_WEBHOOK_SECRET: z.preprocess(
+      unsetIfEmpty,
+      z
+        .string()
+        .min(16, "must be at least 16 characters (it signs every webhook: X-Nomos-Signature)")
+        .max(500, "must be at most 500 characters")
+        .optional(),
+    ),
+    NOMOS_NOTIFY_NTFY_URL: url(/^https?:$/, "an http:// or https:// URL (the ntfy topic, e.g. https://ntfy.sh/my-topic)"),
+    NOMOS_NOTIFY_NTFY_TOKEN: z.preprocess(unsetIfEmpty, z.string().max(500, "must be at most 500 characters").optional()),
   })
   .superRefine((env, ctx) => {
     if ((env.NOMOS_ADMIN_USER === undefined) !== (env.NOMOS_ADMIN_PASSWORD === undefined)) {
@@ -114,6 +126,20 @@ export const envSchema = z
         path: [missing],
         message: "must be set together with the other of NOMOS_ADMIN_USER/NOMOS_ADMIN_PASSWORD",
       });
+    }
+    // A webhook is always signed; a secret or token without its URL is a typo somewhere.
+    if (env.NOMOS_NOTIFY_WEBHOOK_URL !== undefined && env.NOMOS_NOTIFY_WEBHOOK_SECRET === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["NOMOS_NOTIFY_WEBHOOK_SECRET"],
+        message: "must be set when NOMOS_NOTIFY_WEBHOOK_URL is (at least 16 characters; the receiver checks X-Nomos-Signature with it)",
+      });
+    }
+    if (env.NOMOS_NOTIFY_WEBHOOK_SECRET !== undefined && env.NOMOS_NOTIFY_WEBHOOK_URL === undefined) {
+      ctx.addIssue({ code: "custom", path: ["NOMOS_NOTIFY_WEBHOOK_URL"], message: "must be set when NOMOS_NOTIFY_WEBHOOK_SECRET is" });
+    }
+    if (env.NOMOS_NOTIFY_NTFY_TOKEN !== undefined && env.NOMOS_NOTIFY_NTFY_URL === undefined) {
+      ctx.addIssue({ code: "custom", path: ["NOMOS_NOTIFY_NTFY_URL"], message: "must be set when NOMOS_NOTIFY_NTFY_TOKEN is" });
     }
   });
 
@@ -154,6 +180,11 @@ export interface Config {
   databaseOwnerUrl: string | undefined;
   /** Running as `npm run demo` (scripted model, simulated Proxmox node). */
   demo: boolean;
+  /** NOMOS_NOTIFY_*: the first operator's notification channels. */
+  notify: {
+    webhook: { url: string; secret: string } | undefined;
+    ntfy: { url: string; token: string | undefined } | undefined;
+  };
   executions: {
     connectTimeoutS: number;
     defaultTimeoutS: number;
@@ -183,6 +214,8 @@ const SECRET = new Set([
   "NOMOS_DATABASE_OWNER_URL",
   "NOMOS_REDACT",
   "NOMOS_DATABASE_LISTEN_URL",
+  "NOMOS_NOTIFY_WEBHOOK_SECRET",
+  "NOMOS_NOTIFY_NTFY_TOKEN",
 ]);
 
 /**
@@ -231,6 +264,13 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
     trustProxy: env.NOMOS_TRUST_PROXY === "1",
     databaseOwnerUrl: env.NOMOS_DATABASE_OWNER_URL,
     demo: env.NOMOS_DEMO === "1",
+    notify: {
+      webhook:
+        env.NOMOS_NOTIFY_WEBHOOK_URL !== undefined && env.NOMOS_NOTIFY_WEBHOOK_SECRET !== undefined
+          ? { url: env.NOMOS_NOTIFY_WEBHOOK_URL, secret: env.NOMOS_NOTIFY_WEBHOOK_SECRET }
+          : undefined,
+      ntfy: env.NOMOS_NOTIFY_NTFY_URL !== undefined ? { url: env.NOMOS_NOTIFY_NTFY_URL, token: env.NOMOS_NOTIFY_NTFY_TOKEN } : undefined,
+    },
     executions: {
       connectTimeoutS: env.NOMOS_SSH_CONNECT_TIMEOUT_S,
       defaultTimeoutS: Math.min(env.NOMOS_EXEC_DEFAULT_TIMEOUT_S, env.NOMOS_EXEC_MAX_TIMEOUT_S),
@@ -245,6 +285,8 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
         env.ANTHROPIC_AUTH_TOKEN,
         env.NOMOS_API_TOKEN,
         env.NOMOS_ADMIN_PASSWORD,
+        env.NOMOS_NOTIFY_WEBHOOK_SECRET,
+        env.NOMOS_NOTIFY_NTFY_TOKEN,
         env.DATABASE_URL ? passwordOf(env.DATABASE_URL) : undefined,
         env.NOMOS_DATABASE_OWNER_URL ? passwordOf(env.NOMOS_DATABASE_OWNER_URL) : undefined,
         env.NOMOS_DATABASE_LISTEN_URL ? passwordOf(env.NOMOS_DATABASE_LISTEN_URL) : undefined,

@@ -234,6 +234,74 @@ export interface AuthThrottlesTable {
   blocked_until: Timestamp | null;
 }
 
+/** 060: notifications (src/notifications/). */
+export type NotificationType =
+  | "approval_requested"
+  | "plan_finished"
+  | "plan_blocked"
+  | "turn_failed"
+  | "continuation_limit"
+  | "window_expired";
+export type NotificationChannelKind = "ntfy" | "webhook";
+export type DeliveryChannel = NotificationChannelKind | "push";
+export type DeliveryStatus = "pending" | "sending" | "delivered" | "failed";
+
+export interface NotificationChannelsTable {
+  id: Generated<string>;
+  operator_id: string;
+  kind: NotificationChannelKind;
+  url: string;
+  secret: string | null;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: GeneratedTimestamp;
+  updated_at: GeneratedTimestamp;
+}
+
+export interface PushSubscriptionsTable {
+  id: Generated<string>;
+  operator_id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  user_agent: string | null;
+  created_at: GeneratedTimestamp;
+}
+
+export interface NotificationVapidKeysTable {
+  id: ColumnType<boolean, boolean | undefined, never>;
+  public_key: string;
+  private_key: string;
+  created_at: GeneratedTimestamp;
+}
+
+export interface NotificationsTable {
+  id: Generated<string>;
+  event_id: Int8;
+  session_id: string;
+  type: NotificationType;
+  title: string;
+  text: string;
+  created_at: GeneratedTimestamp;
+}
+
+export interface NotificationDeliveriesTable {
+  id: Generated<string>;
+  notification_id: string;
+  operator_id: string;
+  channel: DeliveryChannel;
+  channel_ref: string;
+  destination: string;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  max_attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: GeneratedTimestamp;
+  last_error: string | null;
+  claimed_by: string | null;
+  claim_expires_at: Timestamp | null;
+  delivered_at: Timestamp | null;
+  created_at: GeneratedTimestamp;
+}
+
 export interface Database {
   operators: OperatorsTable;
   operator_logins: OperatorLoginsTable;
@@ -249,6 +317,11 @@ export interface Database {
   session_events: SessionEventsTable;
   ssh_host_key_refusals: SshHostKeyRefusalsTable;
   auth_throttles: AuthThrottlesTable;
+  notification_channels: NotificationChannelsTable;
+  push_subscriptions: PushSubscriptionsTable;
+  notification_vapid_keys: NotificationVapidKeysTable;
+  notifications: NotificationsTable;
+  notification_deliveries: NotificationDeliveriesTable;
   "audit.events": AuditEventsTable;
   "audit.timeline": AuditTimelineView;
 }
