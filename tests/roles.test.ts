@@ -33,6 +33,15 @@ const NEEDS: Record<string, OperatorRole | "public"> = {
   "DELETE /api/sessions/:id/assent": "operator",
   "POST /api/approvals/:id": "operator",
   "POST /api/executions/:id/cancel": "operator",
+  // Issue 16: each operator's own notification settings (a viewer is notified too).
+  "GET /api/notifications/channels": "viewer",
+  "PUT /api/notifications/channels/:kind": "viewer",
+  "DELETE /api/notifications/channels/:kind": "viewer",
+  "GET /api/notifications/vapid-public-key": "viewer",
+  "POST /api/notifications/push-subscriptions": "viewer",
+  "DELETE /api/notifications/push-subscriptions": "viewer",
+  "POST /api/notifications/test": "viewer",
+  "GET /api/notifications/deliveries": "viewer",
 };
 
 beforeAll(async () => {

@@ -23,6 +23,8 @@ import { authRoutes } from "./routes/auth.js";
 import { eventRoutes } from "./routes/events.js";
 import { executionRoutes } from "./routes/executions.js";
 import { type HealthChecks, healthRoutes } from "./routes/health.js";
+import { notificationRoutes } from "./routes/notifications.js";
+import { serviceWorkerRoutes } from "./routes/service-worker.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { webRoutes } from "./routes/web.js";
 
@@ -63,6 +65,8 @@ export function createApp(deps: AppDeps) {
     app.route("/", eventRoutes(api));
     app.route("/", approvalRoutes(api));
     app.route("/", executionRoutes(api));
+    app.route("/", notificationRoutes(api));
+    app.route("/", serviceWorkerRoutes({ log }));
     app.route("/", webRoutes({ log }));
   }
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404));

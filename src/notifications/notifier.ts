@@ -205,7 +205,7 @@ export class Notifier {
         );
       } else {
         const ch = await this.o.db.selectFrom("notification_channels").selectAll().where("id", "=", d.channelRef).executeTakeFirst();
-        if (!ch || !ch.enabled) throw new SendError(`the ${d.channel} channel was removed or turned off`, { gone: true });
+        if (!ch?.enabled) throw new SendError(`the ${d.channel} channel was removed or turned off`, { gone: true });
         if (ch.kind === "webhook") await sendWebhook({ url: ch.url, secret: ch.secret ?? "", payload }, { timeoutMs });
         else await sendNtfy({ url: ch.url, token: ch.secret, payload }, { timeoutMs });
       }
@@ -228,7 +228,10 @@ export class Notifier {
             final: e.gone,
           }),
         );
-        log.warn({ err: e.message, status }, status === "failed" ? "notification delivery gave up" : "notification delivery failed; will retry");
+        log.warn(
+          { err: e.message, status },
+          status === "failed" ? "notification delivery gave up" : "notification delivery failed; will retry",
+        );
       } catch (markErr) {
         // The claim's lease runs out and the sweep queues it again.
         log.error({ err: markErr }, "could not record a failed delivery attempt");

@@ -4,8 +4,8 @@
 // destination is gone for good (a push subscription the push service
 // answers 404/410 for). Retrying is the notifier's business, not a sender's.
 import webpush from "web-push";
-import type { VapidKeys } from "./vapid.js";
 import { type NotificationPayload, SIGNATURE_HEADER, signatureOf, URGENT_TYPES } from "./payload.js";
+import type { VapidKeys } from "./vapid.js";
 
 export class SendError extends Error {
   override name = "SendError";
@@ -27,16 +27,27 @@ export interface SendOptions {
 async function post(url: string, init: { headers: Record<string, string>; body: string | Uint8Array }, o: SendOptions): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(url, { method: "POST", headers: init.headers, body: typeof init.body === "string" ? init.body : new Uint8Array(init.body), signal: AbortSignal.timeout(o.timeoutMs), redirect: "error" });
+    res = await fetch(url, {
+      method: "POST",
+      headers: init.headers,
+      body: typeof init.body === "string" ? init.body : new Uint8Array(init.body),
+      signal: AbortSignal.timeout(o.timeoutMs),
+      redirect: "error",
+    });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    const why = (err as Error).name === "TimeoutError" ? `no answer within ${o.timeoutMs} ms` : (cause?.code ?? cause?.message ?? (err as Error).message);
+    const why =
+      (err as Error).name === "TimeoutError"
+        ? `no answer within ${o.timeoutMs} ms`
+        : (cause?.code ?? cause?.message ?? (err as Error).message);
     throw new SendError(`POST ${new URL(url).origin} failed: ${why}`, { cause: err });
   }
   // The answer's body is not needed; drain it so the connection is reused.
   const text = await res.text().catch(() => "");
   if (!res.ok) {
-    throw new SendError(`POST ${new URL(url).origin} answered ${res.status}${text ? `: ${text.slice(0, 200)}` : ""}`, { status: res.status });
+    throw new SendError(`POST ${new URL(url).origin} answered ${res.status}${text ? `: ${text.slice(0, 200)}` : ""}`, {
+      status: res.status,
+    });
   }
   return res;
 }
@@ -89,7 +100,12 @@ export function vapidSubject(origin: URL): string {
  * 404/410 mean the browser unsubscribed: the subscription is gone.
  */
 export async function sendPush(
-  p: { subscription: { endpoint: string; keys: { p256dh: string; auth: string } }; vapid: VapidKeys; subject: string; payload: NotificationPayload },
+  p: {
+    subscription: { endpoint: string; keys: { p256dh: string; auth: string } };
+    vapid: VapidKeys;
+    subject: string;
+    payload: NotificationPayload;
+  },
   o: SendOptions,
 ): Promise<void> {
   const details = webpush.generateRequestDetails(p.subscription, JSON.stringify(p.payload), {
