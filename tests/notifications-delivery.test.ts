@@ -193,7 +193,9 @@ describe("notifications", () => {
   it("a receiver that never answers 2xx is given up after max_attempts, with its last error", async () => {
     const dan = await operator("dan");
     const hook = await receiver({ failFirst: 1000, failStatus: 503 });
-    await withActor(db, "operator:test", (tx) => notificationChannelSet(tx, { operatorId: dan, kind: "webhook", url: hook.url, secret: SECRET }));
+    await withActor(db, "operator:test", (tx) =>
+      notificationChannelSet(tx, { operatorId: dan, kind: "webhook", url: hook.url, secret: SECRET }),
+    );
     const session = await makeSession(db, { operator_id: dan });
     // Appended before any notifier runs, so the limit is lowered before the first attempt.
     await planFinished(session.id);
