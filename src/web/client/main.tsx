@@ -5,8 +5,10 @@
 // in the URL hash, so a refresh and the back button keep the place).
 import { render, useEffect, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
+import { BackgroundNotices } from "./background-notices.js";
 import { Chat } from "./chat.js";
 import { can, type Role, setRole } from "./role.js";
+import { NotificationSettings } from "./settings-notifications.js";
 
 interface Me {
   operator: { username: string; role: Role } | null;
@@ -96,16 +98,19 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
 }
 
 const hashSession = () => /^#\/s\/([0-9a-f-]{36})$/.exec(location.hash)?.[1];
+const hashSettings = () => location.hash === "#/settings";
 
 function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   const [sessions, setSessions] = useState<SessionItem[]>([]);
   const [current, setCurrent] = useState<string | undefined>(hashSession());
+  const [settings, setSettings] = useState(hashSettings());
   const [menu, setMenu] = useState(false);
   const load = async () => setSessions((await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions);
   useEffect(() => {
     void load();
     const onHash = () => {
       setCurrent(hashSession());
+      setSettings(hashSettings());
       setMenu(false);
     };
     addEventListener("hashchange", onHash);
@@ -149,6 +154,9 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
             {me.operator?.username}
             {me.operator && me.operator.role !== "operator" && <span class="role"> ({me.operator.role})</span>}
           </span>
+          <a class="btn small link" href="#/settings">
+            Settings
+          </a>
           <button
             type="button"
             class="btn small link"
@@ -168,7 +176,10 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         {me.notices.map((n) => (
           <p class="notice">{n}</p>
         ))}
-        {current ? (
+        {current && <BackgroundNotices sessionId={current} title={sessions.find((s) => s.id === current)?.title} />}
+        {settings ? (
+          <NotificationSettings />
+        ) : current ? (
           <Chat sessionId={current} listTitle={sessions.find((s) => s.id === current)?.title} onChanged={() => void load()} />
         ) : (
           <div class="welcome">

@@ -1,0 +1,47 @@
+/** @jsxImportSource hono/jsx/dom */
+/// <reference lib="dom" />
+// While the tab is in the background, a browser notification when the open
+// session needs the operator (an approval) or its plan finished; clicking it
+// brings the tab back. Only when the browser allows notifications (the
+// settings page asks); nothing is shown while the tab is visible, since the
+// page itself shows it. Its own event stream, starting after the session's
+// current last event, so nothing old is announced. The tag matches the
+// service worker's (web/service-worker.js), so a Web Push of the same event
+// replaces this one instead of stacking beside it.
+import { useEffect } from "hono/jsx/dom";
+import type { SessionEventData } from "../../events/contract.js";
+
+const canNotify = () => typeof Notification !== "undefined" && Notification.permission === "granted";
+
+function show(title: string, body: string, tag: string): void {
+  const n = new Notification(title, { body, tag });
+  n.onclick = () => {
+    window.focus();
+    n.close();
+  };
+}
+
+export function BackgroundNotices({ sessionId, title }: { sessionId: string; title: string | undefined }) {
+  useEffect(() => {
+    if (typeof EventSource === "undefined" || typeof Notification === "undefined") return;
+    const es = new EventSource(`/api/sessions/${sessionId}/events`);
+    const name = title ?? "Nomos";
+    const onApproval = (ev: MessageEvent) => {
+      if (!document.hidden || !canNotify()) return;
+      const { approval } = (JSON.parse(ev.data as string) as { data: SessionEventData["approval_requested"] }).data;
+      const what =
+        approval.kind === "plan" ? `the plan: ${approval.goal ?? ""}` : `${approval.command ?? "a step"} on ${approval.target ?? ""}`;
+      show(`Approval needed: ${name}`, `Approve ${what}`, `nomos:${sessionId}:approval_requested`);
+    };
+    const onFinished = (ev: MessageEvent) => {
+      if (!document.hidden || !canNotify()) return;
+      const d = (JSON.parse(ev.data as string) as { data: SessionEventData["plan_finished"] }).data;
+      const type = d.outcome === "verified" ? "plan_finished" : "plan_blocked";
+      show(`${d.outcome === "verified" ? "Plan finished" : "Plan blocked"}: ${name}`, d.summary, `nomos:${sessionId}:${type}`);
+    };
+    es.addEventListener("approval_requested", onApproval as EventListener);
+    es.addEventListener("plan_finished", onFinished as EventListener);
+    return () => es.close();
+  }, [sessionId, title]);
+  return null;
+}
