@@ -1,7 +1,7 @@
 // The outbox (060): which session events become notifications, what they
 // say, who receives them, and that they commit with their event or not at
 // all. No notifier runs here: these are the rows it would deliver.
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { assentWindowsCloseExpired } from "../src/assent/window.js";
 import type { Database } from "../src/db/schema.js";
@@ -153,5 +153,28 @@ describe("the outbox", () => {
         })
         .execute(),
     ).rejects.toThrow(/notification_deliveries_idempotency_key/);
+  });
+});
+
+describe("the outbox's audit trail", () => {
+  it("names the event's actor, or system:notifications for an event appended outside withActor, and leaves the rest unnamed", async () => {
+    const s = await makeSession(db, { operator_id: ops.ann });
+    await append(s.id, { type: "turn_failed", data: { message: "with an actor" } });
+    // As a turn's EventWriter appends: no actor in the transaction.
+    await sessionEventsAppend(db, [{ sessionId: s.id, type: "turn_failed", data: { message: "without one" } }]);
+    const actors = await db
+      .selectFrom("audit.events")
+      .select(["table_name", "actor"])
+      .where("session_id", "=", s.id)
+      .where("table_name", "=", "notifications")
+      .orderBy("id")
+      .execute();
+    expect(actors.map((a) => a.actor)).toEqual(["system:test", "system:notifications"]);
+    // The actor was lent for the trigger's own inserts only.
+    const after = await db.transaction().execute(async (tx) => {
+      await sessionEventsAppend(tx, [{ sessionId: s.id, type: "turn_failed", data: { message: "and then" } }]);
+      return (await sql<{ a: string | null }>`SELECT nullif(current_setting('nomos.actor', true), '') AS a`.execute(tx)).rows[0]!.a;
+    });
+    expect(after).toBeNull();
   });
 });

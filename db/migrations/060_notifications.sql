@@ -160,6 +160,7 @@ DECLARE
   session_operator uuid;
   notification_id uuid;
   deliveries integer;
+  caller_actor text := nullif(current_setting('nomos.actor', true), '');
 BEGIN
   IF NEW.type = 'approval_requested' THEN
     kind := 'approval_requested';
@@ -215,6 +216,13 @@ BEGIN
       END
   END;
 
+  -- The audit trail names who caused the notification: the event's own
+  -- actor, or (an event appended outside withActor, e.g. by a turn's event
+  -- writer) 'system:notifications', for these two inserts only.
+  IF caller_actor IS NULL THEN
+    PERFORM set_config('nomos.actor', 'system:notifications', true);
+  END IF;
+
   INSERT INTO notifications (event_id, session_id, type, title, text)
   VALUES (NEW.id, NEW.session_id, kind, left(title, 300), left(body, 2000))
   RETURNING id INTO notification_id;
@@ -235,6 +243,10 @@ BEGIN
   SELECT notification_id, t.operator_id, t.channel, t.channel_ref, t.destination FROM targets t
   ON CONFLICT ON CONSTRAINT notification_deliveries_idempotency_key DO NOTHING;
   GET DIAGNOSTICS deliveries = ROW_COUNT;
+
+  IF caller_actor IS NULL THEN
+    PERFORM set_config('nomos.actor', '', true);
+  END IF;
 
   -- Delivered on commit, never for a rolled-back event; folded with other
   -- identical NOTIFYs of the transaction, which is fine: the notifier claims
