@@ -17,11 +17,14 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withActor } from "../src/db/with-actor.js";
 import { type DeploymentScenario, deploymentScenario } from "../src/demo/deployment-host.js";
 import { CMD, COMPOSE_FILE, DEPLOY_REQUEST, deploymentPolicy } from "../src/demo/deployment-policy.js";
 import { type MessagesDouble, startMessagesDouble } from "../src/model-double/messages-double.js";
+import { pushSubscriptionSave } from "../src/notifications/push-subscriptions.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { askAndApprove, finished, httpApi, type Session, textOf } from "./helpers/deployment-run.js";
+import { browserPushKeys, type Receiver, startReceiver, until, webhookVerify } from "./helpers/notify-receivers.js";
 import { type ServiceProcess, startService } from "./helpers/service-process.js";
 import { SshTestHost } from "./helpers/ssh-test-host.js";
 
@@ -33,6 +36,10 @@ let scenario: DeploymentScenario;
 let model: MessagesDouble;
 let service: ServiceProcess;
 let serviceRole: string;
+// Issue 16: the operator's notification channels, doubles on loopback (the browser stays closed).
+const WEBHOOK_SECRET = "e2e-webhook-secret-0123456789";
+const notify: { ntfy?: Receiver; webhook?: Receiver; push?: Receiver } = {};
+const pushBrowser = browserPushKeys();
 
 beforeAll(async () => {
   serviceRole = `${t.name}_svc`;
@@ -46,6 +53,9 @@ beforeAll(async () => {
   model = await startMessagesDouble({ policy: deploymentPolicy() });
   const targetsFile = join(host.clientKeyPath, "..", "targets.json");
   await writeFile(targetsFile, JSON.stringify([host.targetsFileEntry()]));
+  notify.ntfy = await startReceiver();
+  notify.webhook = await startReceiver();
+  notify.push = await startReceiver({ okStatus: 201 });
   service = await startService({
     DATABASE_URL: serviceUrl.toString(),
     NOMOS_DATABASE_OWNER_URL: t.url,
@@ -53,7 +63,16 @@ beforeAll(async () => {
     ANTHROPIC_API_KEY: "double-key",
     NOMOS_TARGETS_FILE: targetsFile,
     NOMOS_API_TOKEN: TOKEN,
+    NOMOS_ADMIN_USER: "homelab-admin",
+    NOMOS_ADMIN_PASSWORD: "tangerine orbit kettle",
+    NOMOS_NOTIFY_WEBHOOK_URL: notify.webhook.url,
+    NOMOS_NOTIFY_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    NOMOS_NOTIFY_NTFY_URL: notify.ntfy.url,
   });
+  const admin = await t.db.kysely.selectFrom("operators").select("id").where("username", "=", "homelab-admin").executeTakeFirstOrThrow();
+  await withActor(t.db.kysely, "operator:homelab-admin", (tx) =>
+    pushSubscriptionSave(tx, { operatorId: admin.id, subscription: { endpoint: `${notify.push!.url}/browser`, keys: pushBrowser.keys } }),
+  );
 });
 
 afterAll(async () => {
@@ -63,6 +82,7 @@ afterAll(async () => {
   await writeFile(join(ARTIFACTS, "deployment-e2e-service.log"), (service?.lines ?? []).map((l) => JSON.stringify(l)).join("\n"));
   await model?.close();
   await host?.stop();
+  for (const r of Object.values(notify)) await r.close();
   if (serviceRole) {
     await t.db.sql.unsafe(`DROP OWNED BY ${serviceRole}`);
     await t.db.sql.unsafe(`DROP ROLE IF EXISTS ${serviceRole}`);
@@ -382,6 +402,41 @@ describe("approve once, finish alone", () => {
       expect(delivered.started_at!.getTime()).toBeGreaterThanOrEqual(r.queuedTurnFinished!.getTime());
     }
     expect(new Set(rows.map((r) => r.delivered_turn_id)).size).toBe(2);
+  });
+});
+
+describe("notifications with the browser closed (issue 16)", () => {
+  it("every plan approval reached ntfy, the webhook and Web Push exactly once each, with a link that opens the session", async () => {
+    const plans = await t.db.kysely.selectFrom("approvals").select(["id", "session_id"]).where("kind", "=", "plan").execute();
+    expect(plans.length).toBeGreaterThanOrEqual(3);
+    await until("the approval notifications delivered", async () => {
+      const open = await t.db.kysely
+        .selectFrom("notification_deliveries")
+        .select("id")
+        .where("status", "in", ["pending", "sending"])
+        .execute();
+      return open.length === 0;
+    });
+    const approvalsSent = (r: Receiver, decode: (body: Buffer) => Record<string, string>) =>
+      r.requests.map((q) => decode(q.body)).filter((p) => p.type === "approval_requested");
+    const webhook = approvalsSent(notify.webhook!, (b) => JSON.parse(b.toString("utf8")));
+    const push = approvalsSent(notify.push!, (b) => JSON.parse(pushBrowser.decrypt(b)));
+    for (const q of notify.webhook!.requests)
+      expect(webhookVerify(q.body, q.headers["x-nomos-signature"] as string, WEBHOOK_SECRET)).toBe(true);
+    const links = plans.map((p) => `${service.url}/#/s/${p.session_id}`).sort();
+    expect(webhook.map((p) => p.url).sort()).toEqual(links);
+    expect(push.map((p) => p.url).sort()).toEqual(links);
+    expect(new Set(webhook.map((p) => p.id)).size).toBe(plans.length);
+    expect(push.map((p) => p.id).sort()).toEqual(webhook.map((p) => p.id).sort());
+    const ntfy = notify.ntfy!.requests.filter((q) => String(q.headers.tags).includes("approval_requested"));
+    expect(ntfy.map((q) => q.headers.click).sort()).toEqual(links);
+    expect(ntfy.every((q) => q.headers.priority === "high")).toBe(true);
+    // The link works: its origin serves the page, whose hash names a session the API knows.
+    const link = new URL(links[0]!);
+    const page = await fetch(new URL("/", link));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("/assets/app.js");
+    expect((await api("GET", `/api/sessions/${link.hash.slice("#/s/".length)}`)).status).toBe(200);
   });
 });
 
