@@ -8,7 +8,7 @@
 // current last event, so nothing old is announced. The tag matches the
 // service worker's (web/service-worker.js), so a Web Push of the same event
 // replaces this one instead of stacking beside it.
-import { useEffect } from "hono/jsx/dom";
+import { useEffect, useState } from "hono/jsx/dom";
 import type { SessionEventData } from "../../events/contract.js";
 
 const canNotify = () => typeof Notification !== "undefined" && Notification.permission === "granted";
@@ -22,10 +22,12 @@ function show(title: string, body: string, tag: string): void {
 }
 
 export function BackgroundNotices({ sessionId, title }: { sessionId: string; title: string | undefined }) {
+  const [ready, setReady] = useState(false);
   useEffect(() => {
     if (typeof EventSource === "undefined" || typeof Notification === "undefined") return;
     const es = new EventSource(`/api/sessions/${sessionId}/events`);
     const name = title ?? "Nomos";
+    es.addEventListener("ready", () => setReady(true));
     const onApproval = (ev: MessageEvent) => {
       if (!document.hidden || !canNotify()) return;
       const { approval } = (JSON.parse(ev.data as string) as { data: SessionEventData["approval_requested"] }).data;
@@ -41,7 +43,11 @@ export function BackgroundNotices({ sessionId, title }: { sessionId: string; tit
     };
     es.addEventListener("approval_requested", onApproval as EventListener);
     es.addEventListener("plan_finished", onFinished as EventListener);
-    return () => es.close();
+    return () => {
+      es.close();
+      setReady(false);
+    };
   }, [sessionId, title]);
-  return null;
+  // Invisible; says (to tests, and to anyone inspecting the page) that the stream is connected.
+  return <span class="background-notices" hidden data-ready={ready ? "1" : "0"} />;
 }
