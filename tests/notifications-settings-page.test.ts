@@ -4,6 +4,8 @@
 // to both, and reads the delivery log, whose rows link to their session.
 // And the page's own background notification: with the tab hidden and
 // notifications allowed, a finished plan of the open session is announced.
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { operatorCreate } from "../src/auth/operators.js";
@@ -11,7 +13,7 @@ import { withActor } from "../src/db/with-actor.js";
 import { sessionEventsAppend } from "../src/events/session-events.js";
 import { createLogger } from "../src/log/logger.js";
 import { Notifier } from "../src/notifications/notifier.js";
-import { type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
 import { type Receiver, startReceiver, until, webhookVerify } from "./helpers/notify-receivers.js";
@@ -103,6 +105,8 @@ describe("the settings page", () => {
     await until("both delivered", () => webhook.accepted().length === 2 && ntfy.accepted().length === 2);
     await page.click("text=Refresh");
     await page.waitForSelector(".notify-log tr.delivery.delivered >> nth=1");
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "notifications-settings.png"), fullPage: true });
     const rows = await page.locator(".notify-log tr.delivery").allTextContents();
     expect(rows.every((r) => r.includes("Plan finished: Deploy nginx") && r.includes("delivered") && r.includes("1/8"))).toBe(true);
     await page.locator(".notify-log tr.delivery a").first().click();
