@@ -33,14 +33,14 @@ const NEEDS: Record<string, OperatorRole | "public"> = {
   "DELETE /api/sessions/:id/assent": "operator",
   "POST /api/approvals/:id": "operator",
   "POST /api/executions/:id/cancel": "operator",
-  // Issue 16: each operator's own notification settings (a viewer is notified too).
+  // Issue 16: each operator's own notification settings; a destination is set by an operator.
   "GET /api/notifications/channels": "viewer",
-  "PUT /api/notifications/channels/:kind": "viewer",
-  "DELETE /api/notifications/channels/:kind": "viewer",
+  "PUT /api/notifications/channels/:kind": "operator",
+  "DELETE /api/notifications/channels/:kind": "operator",
   "GET /api/notifications/vapid-public-key": "viewer",
-  "POST /api/notifications/push-subscriptions": "viewer",
+  "POST /api/notifications/push-subscriptions": "operator",
   "DELETE /api/notifications/push-subscriptions": "viewer",
-  "POST /api/notifications/test": "viewer",
+  "POST /api/notifications/test": "operator",
   "GET /api/notifications/deliveries": "viewer",
 };
 

@@ -1,8 +1,10 @@
 // Notification settings of the operator calling (issue 16): their ntfy and
 // webhook channels, the browsers they receive Web Push in, the VAPID public
 // key a browser subscribes with, a test send, and their delivery log. Every
-// route acts on the caller's own settings, so a viewer may use them too; the
-// API token is no operator and has none (403).
+// route acts on the caller's own settings. Setting a destination (and the
+// test send) needs the operator role: a viewer is never notified (sessions
+// are created by operators), and a destination is a URL this server will
+// POST to. The API token is no operator and has no settings (403).
 import { Hono } from "hono";
 import { z } from "zod";
 import { withActor } from "../../db/with-actor.js";
@@ -20,6 +22,7 @@ import type { ApiDeps } from "../api-deps.js";
 import type { AuthEnv } from "../auth-middleware.js";
 import { HttpError } from "../http-error.js";
 import { isLoopbackHost, publicOriginFrom } from "../public-origin.js";
+import { requireRole } from "../require-role.js";
 import { validate } from "../validate.js";
 
 const httpUrl = z
@@ -79,57 +82,73 @@ export function notificationRoutes(deps: ApiDeps) {
         pushSubscriptions: await pushSubscriptionsCount(deps.db, { operatorId }),
       });
     })
-    .put("/api/notifications/channels/:kind", validate("param", kindParam), validate("json", channelBody), async (c) => {
-      const operatorId = operatorOf(c);
-      const { kind } = c.req.valid("param");
-      const body = c.req.valid("json");
-      if (kind === "webhook") {
-        const stored = (await notificationChannelsOf(deps.db, { operatorId })).find((ch) => ch.kind === "webhook");
-        const keeps = body.secret === undefined && stored?.hasSecret;
-        if (!keeps && (body.secret ?? "").length < WEBHOOK_SECRET_MIN) {
-          throw new HttpError(
-            "bad_request",
-            `body.secret: a webhook needs a signing secret of at least ${WEBHOOK_SECRET_MIN} characters`,
-            "body.secret",
-          );
+    .put(
+      "/api/notifications/channels/:kind",
+      requireRole("operator", "setting a notification channel"),
+      validate("param", kindParam),
+      validate("json", channelBody),
+      async (c) => {
+        const operatorId = operatorOf(c);
+        const { kind } = c.req.valid("param");
+        const body = c.req.valid("json");
+        if (kind === "webhook") {
+          const stored = (await notificationChannelsOf(deps.db, { operatorId })).find((ch) => ch.kind === "webhook");
+          const keeps = body.secret === undefined && stored?.hasSecret;
+          if (!keeps && (body.secret ?? "").length < WEBHOOK_SECRET_MIN) {
+            throw new HttpError(
+              "bad_request",
+              `body.secret: a webhook needs a signing secret of at least ${WEBHOOK_SECRET_MIN} characters`,
+              "body.secret",
+            );
+          }
         }
-      }
-      await withActor(deps.db, c.get("actor"), (tx) =>
-        notificationChannelSet(tx, {
-          operatorId,
-          kind,
-          url: body.url,
-          ...(body.secret !== undefined ? { secret: body.secret === "" ? null : body.secret } : {}),
-          ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
-        }),
-      );
-      return c.json({ channels: await notificationChannelsOf(deps.db, { operatorId }) });
-    })
-    .delete("/api/notifications/channels/:kind", validate("param", kindParam), async (c) => {
-      const operatorId = operatorOf(c);
-      const { kind } = c.req.valid("param");
-      await withActor(deps.db, c.get("actor"), (tx) => notificationChannelRemove(tx, { operatorId, kind }));
-      return c.json({ channels: await notificationChannelsOf(deps.db, { operatorId }) });
-    })
+        await withActor(deps.db, c.get("actor"), (tx) =>
+          notificationChannelSet(tx, {
+            operatorId,
+            kind,
+            url: body.url,
+            ...(body.secret !== undefined ? { secret: body.secret === "" ? null : body.secret } : {}),
+            ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
+          }),
+        );
+        return c.json({ channels: await notificationChannelsOf(deps.db, { operatorId }) });
+      },
+    )
+    .delete(
+      "/api/notifications/channels/:kind",
+      requireRole("operator", "removing a notification channel"),
+      validate("param", kindParam),
+      async (c) => {
+        const operatorId = operatorOf(c);
+        const { kind } = c.req.valid("param");
+        await withActor(deps.db, c.get("actor"), (tx) => notificationChannelRemove(tx, { operatorId, kind }));
+        return c.json({ channels: await notificationChannelsOf(deps.db, { operatorId }) });
+      },
+    )
     .get("/api/notifications/vapid-public-key", async (c) => {
       const keys = await withActor(deps.db, "system:notifier", (tx) => vapidKeysEnsure(tx));
       return c.json({ publicKey: keys.publicKey });
     })
-    .post("/api/notifications/push-subscriptions", validate("json", subscriptionBody), async (c) => {
-      const operatorId = operatorOf(c);
-      const subscription = c.req.valid("json");
-      const saved = await withActor(deps.db, c.get("actor"), (tx) =>
-        pushSubscriptionSave(tx, { operatorId, subscription, userAgent: c.req.header("user-agent") ?? null }),
-      );
-      return c.json({ id: saved.id }, 201);
-    })
+    .post(
+      "/api/notifications/push-subscriptions",
+      requireRole("operator", "subscribing a browser to notifications"),
+      validate("json", subscriptionBody),
+      async (c) => {
+        const operatorId = operatorOf(c);
+        const subscription = c.req.valid("json");
+        const saved = await withActor(deps.db, c.get("actor"), (tx) =>
+          pushSubscriptionSave(tx, { operatorId, subscription, userAgent: c.req.header("user-agent") ?? null }),
+        );
+        return c.json({ id: saved.id }, 201);
+      },
+    )
     .delete("/api/notifications/push-subscriptions", validate("json", unsubscribeBody), async (c) => {
       const operatorId = operatorOf(c);
       const { endpoint: e } = c.req.valid("json");
       const removed = await withActor(deps.db, c.get("actor"), (tx) => pushSubscriptionRemove(tx, { operatorId, endpoint: e }));
       return c.json({ removed });
     })
-    .post("/api/notifications/test", async (c) => {
+    .post("/api/notifications/test", requireRole("operator", "sending a test notification"), async (c) => {
       const operatorId = operatorOf(c);
       return c.json({ results: await notificationTestSend(deps.db, { operatorId, origin: origin.url }) });
     })

@@ -8,6 +8,7 @@
 import { useEffect, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { pushCurrent, pushDisable, pushEnable, pushSupported } from "./push-subscribe.js";
+import { can } from "./role.js";
 
 interface Channel {
   kind: "ntfy" | "webhook";
@@ -126,8 +127,16 @@ export function NotificationSettings() {
     setPushOn((await pushCurrent().catch(() => null)) !== null);
   };
   useEffect(() => {
-    void load();
+    if (can("operator")) void load();
   }, []);
+  if (!can("operator")) {
+    return (
+      <section class="settings notify-settings">
+        <h2>Notifications</h2>
+        <p class="sub">Notifications go to operators and admins; a viewer has none to set up.</p>
+      </section>
+    );
+  }
   return (
     <section class="settings notify-settings">
       <h2>Notifications</h2>
