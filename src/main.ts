@@ -178,6 +178,7 @@ async function main(): Promise<void> {
             listener: () => eventLoop.listenerState(),
             sweep: () => eventLoop.sweepState(),
             executionRunner: () => executions.runner.health(),
+            notifier: () => ({ ok: true, ...notifications.notifier.state() }),
             events: () => events.health(),
           },
           api: {
