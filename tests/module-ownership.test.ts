@@ -21,6 +21,11 @@ const OWNERS: Record<string, string[]> = {
   nomos_plan_executions: ["continuation/ledger.ts", "turns/continuation-queue.ts", "executions/lifecycle.ts"],
   // turn-store.ts changes turns.status; continuation-queue.ts inserts a queued turn.
   turns: ["turns/turn-store.ts", "turns/continuation-queue.ts"],
+  // Issue 16: deliveries.ts changes every delivery's status (the 060 trigger inserts them, in SQL);
+  // channels.ts and push-subscriptions.ts write an operator's destinations.
+  notification_deliveries: ["notifications/deliveries.ts"],
+  notification_channels: ["notifications/channels.ts"],
+  push_subscriptions: ["notifications/push-subscriptions.ts"],
 };
 
 /** db/connect.ts: nothing else calls postgres(). */
