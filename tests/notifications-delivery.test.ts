@@ -15,7 +15,7 @@ import { deliveriesOf } from "../src/notifications/deliveries.js";
 import { Notifier } from "../src/notifications/notifier.js";
 import { pushSubscriptionSave } from "../src/notifications/push-subscriptions.js";
 import { useTestDatabase } from "./helpers/database.js";
-import { makeSession, makeWindow } from "./helpers/factories.js";
+import { makeRunningExecution, makeSession, makeWindow } from "./helpers/factories.js";
 import { browserPushKeys, type Receiver, startReceiver, until, webhookVerify } from "./helpers/notify-receivers.js";
 import { toolCallSetup } from "./helpers/tool-call.js";
 
@@ -246,5 +246,22 @@ describe("notifications", () => {
     const [d] = await allSettled(gus, 1);
     expect(d).toMatchObject({ channel: "push", status: "failed", attempts: 1, lastError: expect.stringMatching(/gone/) });
     expect(await db.selectFrom("push_subscriptions").selectAll().where("operator_id", "=", gus).execute()).toEqual([]);
+  });
+
+  it("the sweep closes a window whose time ran out and tells the operator that results wait", async () => {
+    const hal = await operator("hal");
+    const { webhook } = await channels(hal);
+    const session = await makeSession(db, { title: "Overnight build", operator_id: hal });
+    await makeWindow(db, session.id, -1);
+    await makeRunningExecution(db, session.id);
+    const n = await notifier("h");
+    await n.sweep();
+    await until("the window_expired notification", () => webhook.accepted().length === 1);
+    expect(JSON.parse(webhook.requests[0]!.body.toString("utf8"))).toMatchObject({
+      type: "window_expired",
+      sessionId: session.id,
+      title: "Autonomy window expired: Overnight build",
+      text: "The assent window expired with 1 result(s) waiting for your next message.",
+    });
   });
 });
