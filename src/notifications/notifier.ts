@@ -142,8 +142,8 @@ export class Notifier {
   }
 
   private async seed(): Promise<void> {
-    if (this.seeded || !this.o.envChannels) return;
     const envChannels = this.o.envChannels;
+    if (this.seeded || (!envChannels?.webhook && !envChannels?.ntfy)) return;
     const result = await withActor(this.o.db, "system:startup", (tx) => notificationChannelsSeed(tx, envChannels));
     if (result === "no_operator") return;
     this.seeded = true;
