@@ -24,6 +24,7 @@ import { eventRoutes } from "./routes/events.js";
 import { executionRoutes } from "./routes/executions.js";
 import { type HealthChecks, healthRoutes } from "./routes/health.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { snapshotRoutes } from "./routes/snapshots.js";
 import { webRoutes } from "./routes/web.js";
 
 export interface AppDeps {
@@ -63,6 +64,7 @@ export function createApp(deps: AppDeps) {
     app.route("/", eventRoutes(api));
     app.route("/", approvalRoutes(api));
     app.route("/", executionRoutes(api));
+    app.route("/", snapshotRoutes(api));
     app.route("/", webRoutes({ log }));
   }
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404));

@@ -57,7 +57,8 @@ export async function safetyNetBeforeChange(
     const waiver = existing.waiver_execution_id
       ? await deps.db.selectFrom("executions").select("status").where("id", "=", existing.waiver_execution_id).executeTakeFirst()
       : undefined;
-    if (waiver && WAIVED.has(waiver.status)) return { ok: true, snapshotId: existing.id, note: `no safety net on this guest: ${existing.reason}` };
+    if (waiver && WAIVED.has(waiver.status))
+      return { ok: true, snapshotId: existing.id, note: `no safety net on this guest: ${existing.reason}` };
     return { ok: false, snapshotId: existing.id, why: existing.reason ?? "its storage cannot snapshot", unsupported: true };
   }
 

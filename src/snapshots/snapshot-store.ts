@@ -26,7 +26,9 @@ export class SnapshotTransitionError extends DomainError {
   constructor(snapshotId: string, found: GuestSnapshotState | "missing", attempted: string) {
     super(
       found === "missing" ? "not_found" : "conflict",
-      found === "missing" ? `snapshot ${snapshotId} does not exist; cannot ${attempted}` : `snapshot ${snapshotId} is ${found}; cannot ${attempted}`,
+      found === "missing"
+        ? `snapshot ${snapshotId} does not exist; cannot ${attempted}`
+        : `snapshot ${snapshotId} is ${found}; cannot ${attempted}`,
     );
   }
 }

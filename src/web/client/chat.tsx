@@ -11,6 +11,7 @@ import { api } from "./api.js";
 import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
 import { Markdown } from "./markdown.js";
 import { can } from "./role.js";
+import { PlanSafetyNet, SnapshotCard } from "./snapshots.js";
 import {
   type ApiEvent,
   type Approval,
@@ -98,7 +99,7 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
   );
 }
 
-function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
+function TurnView({ turn, ctx, snapshots }: { turn: Turn; ctx: CardContext; snapshots: Timeline["snapshots"] }) {
   return (
     <article class={`turn ${turn.kind} st-${turn.status}`} data-turn={turn.turnId}>
       {turn.kind === "continuation" && (
@@ -119,7 +120,12 @@ function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
             <ToolCard part={p} ctx={ctx} />
           )
         ) : p.type === "plan" ? (
-          <PlanCard part={p} ctx={ctx} />
+          <div class="plan-with-net">
+            <PlanCard part={p} ctx={ctx} />
+            <PlanSafetyNet planId={p.planId} snapshots={snapshots} onApproval={ctx.onApproval} />
+          </div>
+        ) : p.type === "snapshot" ? (
+          <SnapshotCard s={snapshots[p.snapshotId]} onApproval={ctx.onApproval} />
         ) : p.type === "approval" ? (
           <ApprovalCard approvalId={p.approvalId} ctx={ctx} />
         ) : p.type === "outcome" ? (
@@ -271,7 +277,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
               <div class="bubble">{e.message.text}</div>
             </div>
           ) : (
-            <TurnView turn={e.turn} ctx={ctx} />
+            <TurnView turn={e.turn} ctx={ctx} snapshots={t.snapshots} />
           ),
         )}
         <div ref={bottom} />

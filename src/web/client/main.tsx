@@ -7,6 +7,7 @@ import { render, useEffect, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { Chat } from "./chat.js";
 import { can, type Role, setRole } from "./role.js";
+import { SnapshotsPage } from "./snapshots.js";
 
 interface Me {
   operator: { username: string; role: Role } | null;
@@ -96,16 +97,19 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
 }
 
 const hashSession = () => /^#\/s\/([0-9a-f-]{36})$/.exec(location.hash)?.[1];
+const hashSnapshots = () => location.hash === "#/snapshots";
 
 function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   const [sessions, setSessions] = useState<SessionItem[]>([]);
   const [current, setCurrent] = useState<string | undefined>(hashSession());
+  const [snapshotsView, setSnapshotsView] = useState(hashSnapshots());
   const [menu, setMenu] = useState(false);
   const load = async () => setSessions((await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions);
   useEffect(() => {
     void load();
     const onHash = () => {
       setCurrent(hashSession());
+      setSnapshotsView(hashSnapshots());
       setMenu(false);
     };
     addEventListener("hashchange", onHash);
@@ -144,6 +148,9 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
             </a>
           ))}
         </nav>
+        <a class={`session${snapshotsView ? " current" : ""}`} href="#/snapshots" data-nav="snapshots">
+          <span class="session-title">Snapshots</span>
+        </a>
         <div class="who">
           <span>
             {me.operator?.username}
@@ -168,7 +175,9 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         {me.notices.map((n) => (
           <p class="notice">{n}</p>
         ))}
-        {current ? (
+        {snapshotsView ? (
+          <SnapshotsPage />
+        ) : current ? (
           <Chat sessionId={current} listTitle={sessions.find((s) => s.id === current)?.title} onChanged={() => void load()} />
         ) : (
           <div class="welcome">
