@@ -101,6 +101,8 @@ export class SnapshotRetention {
       result.rolledBack.push(id);
     }
 
+    // Expired: the plan finished well (verified) and the snapshot is older than keepDays.
+    const expired = sql<boolean>`(p.outcome IS NOT DISTINCT FROM 'verified' AND s.taken_at < now() - make_interval(days => ${this.#o.keepDays}))`;
     const due = await db
       .with("live", (qb) =>
         qb
@@ -116,22 +118,17 @@ export class SnapshotRetention {
             "s.kind",
             "s.name",
             "s.taken_at",
-            "p.outcome",
-            "p.finished_at",
             "r.status as rollback_status",
-            sql<number>`row_number() OVER (PARTITION BY s.node, s.vmid ORDER BY s.taken_at DESC, s.id DESC)`.as("newer_rank"),
+            expired.as("expired"),
+            // The cap counts what the days rule keeps: an expired snapshot does not hold a place.
+            sql<number>`row_number() OVER (PARTITION BY s.node, s.vmid, ${expired} ORDER BY s.taken_at DESC, s.id DESC)`.as("newer_rank"),
           ])
           .where("s.state", "in", ["taken", "rolled_back"])
           .where("s.name", "like", `${NOMOS_SNAPSHOT_PREFIX}%`),
       )
       .selectFrom("live")
       .selectAll()
-      .where((eb) =>
-        eb.or([
-          eb("newer_rank", ">", this.#o.keepPerGuest),
-          eb.and([eb("outcome", "=", "verified"), eb("taken_at", "<", sql<Date>`now() - make_interval(days => ${this.#o.keepDays})`)]),
-        ]),
-      )
+      .where((eb) => eb.or([eb("expired", "=", true), eb("newer_rank", ">", this.#o.keepPerGuest)]))
       .orderBy("taken_at")
       .execute();
 
@@ -147,9 +144,7 @@ export class SnapshotRetention {
           target: s.node,
           command,
           description: `Retention: remove Nomos's snapshot ${s.name} of guest ${s.vmid} (${
-            Number(s.newer_rank) > this.#o.keepPerGuest
-              ? `more than ${this.#o.keepPerGuest} on this guest`
-              : `plan verified, older than ${this.#o.keepDays} days`
+            s.expired ? `plan verified, older than ${this.#o.keepDays} days` : `more than ${this.#o.keepPerGuest} on this guest`
           })`,
           risk: classified.risk,
           riskReason:
