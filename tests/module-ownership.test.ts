@@ -21,6 +21,8 @@ const OWNERS: Record<string, string[]> = {
   nomos_plan_executions: ["continuation/ledger.ts", "turns/continuation-queue.ts", "executions/lifecycle.ts"],
   // turn-store.ts changes turns.status; continuation-queue.ts inserts a queued turn.
   turns: ["turns/turn-store.ts", "turns/continuation-queue.ts"],
+  // snapshot-store.ts: "the only module that writes guest_snapshots" (issue 17).
+  guest_snapshots: ["snapshots/snapshot-store.ts"],
 };
 
 /** db/connect.ts: nothing else calls postgres(). */
