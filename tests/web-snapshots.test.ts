@@ -84,6 +84,8 @@ it("shows the safety net under the plan card; the rollback button asks for the p
   await card.locator("button.approve").click();
   await card.locator(".decided.st-approved").waitFor();
   await expect.poll(() => w.host.containers.get(WEB1.vmid)!.files?.has("/etc/motd"), { timeout: 15_000 }).toBe(false);
+  // The card follows the rollback's execution live.
+  await expect.poll(() => net.textContent(), { timeout: 10_000 }).toContain(`Rolled back: web1 was put back to snapshot ${snap.name}`);
 });
 
 it("says when there is no safety net, and lists snapshots per guest with a link to the session", { timeout: 90_000 }, async () => {

@@ -122,10 +122,10 @@ function TurnView({ turn, ctx, snapshots }: { turn: Turn; ctx: CardContext; snap
         ) : p.type === "plan" ? (
           <div class="plan-with-net">
             <PlanCard part={p} ctx={ctx} />
-            <PlanSafetyNet planId={p.planId} snapshots={snapshots} onApproval={ctx.onApproval} />
+            <PlanSafetyNet planId={p.planId} snapshots={snapshots} ctx={ctx} />
           </div>
         ) : p.type === "snapshot" ? (
-          <SnapshotCard s={snapshots[p.snapshotId]} onApproval={ctx.onApproval} />
+          <SnapshotCard s={snapshots[p.snapshotId]} ctx={ctx} />
         ) : p.type === "approval" ? (
           <ApprovalCard approvalId={p.approvalId} ctx={ctx} />
         ) : p.type === "outcome" ? (

@@ -11,6 +11,7 @@
 import { useEffect, useState } from "hono/jsx/dom";
 import type { SnapshotView } from "../../events/contract.js";
 import { api } from "./api.js";
+import type { CardContext } from "./cards.js";
 import { can } from "./role.js";
 import { type Approval, approvalFrom } from "./timeline.js";
 
@@ -21,6 +22,7 @@ const when = (iso: string) => new Date(iso).toLocaleString();
 function headline(s: SnapshotView): string {
   switch (s.state) {
     case "taken":
+      if (s.rollback?.status === "completed") return `Rolled back: ${s.target} was put back to snapshot ${s.name}`;
       return `Safety net: snapshot ${s.name} of ${s.target}`;
     case "rolled_back":
       return `Rolled back: ${s.target} was put back to snapshot ${s.name}`;
@@ -82,8 +84,13 @@ function RollbackButton({ s, onApproval }: { s: SnapshotView; onApproval?: (a: A
 }
 
 /** One snapshot, as a line in a turn or under its plan. */
-export function SnapshotCard({ s, onApproval }: { s: SnapshotView | undefined; onApproval?: (a: Approval) => void }) {
-  if (!s) return null;
+export function SnapshotCard({ s: row, ctx }: { s: SnapshotView | undefined; ctx?: CardContext }) {
+  if (!row) return null;
+  // The rollback's live status comes with its execution's events.
+  const live = row.rollback ? ctx?.executions[row.rollback.executionId]?.status : undefined;
+  type RollbackStatus = NonNullable<SnapshotView["rollback"]>["status"];
+  const s: SnapshotView = row.rollback && live ? { ...row, rollback: { ...row.rollback, status: live as RollbackStatus } } : row;
+  const onApproval = ctx?.onApproval;
   const net = s.state === "taken" || s.state === "rolled_back";
   return (
     <div
@@ -102,15 +109,7 @@ export function SnapshotCard({ s, onApproval }: { s: SnapshotView | undefined; o
 }
 
 /** Under a plan card: the snapshots that plan took (or could not take). */
-export function PlanSafetyNet({
-  planId,
-  snapshots,
-  onApproval,
-}: {
-  planId: string;
-  snapshots: Record<string, SnapshotView>;
-  onApproval?: (a: Approval) => void;
-}) {
+export function PlanSafetyNet({ planId, snapshots, ctx }: { planId: string; snapshots: Record<string, SnapshotView>; ctx?: CardContext }) {
   const mine = Object.values(snapshots).filter((s) => s.planId === planId);
   if (mine.length === 0) return null;
   // A failed attempt that a later one replaced says nothing more.
@@ -120,7 +119,7 @@ export function PlanSafetyNet({
   return (
     <div class="plan-safety-net" data-plan-safety-net={planId}>
       {shown.map((s) => (
-        <SnapshotCard s={s} {...(onApproval ? { onApproval } : {})} />
+        <SnapshotCard s={s} {...(ctx ? { ctx } : {})} />
       ))}
     </div>
   );
