@@ -11,7 +11,7 @@ import { withActor } from "../src/db/with-actor.js";
 import { targetRegisterContainer } from "../src/targets/registry.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
-import { useSnapshotWorld, WEB1 } from "./helpers/snapshot-world.js";
+import { useSnapshotWorld, VM200, WEB1 } from "./helpers/snapshot-world.js";
 
 const t = useTestDatabase();
 const w = useSnapshotWorld(t);
@@ -189,4 +189,23 @@ it("reports any other snapshot failure and does not run the step", { timeout: 60
       .where("command", "like", "echo tuned%")
       .execute(),
   ).toEqual([{ status: "pending_approval" }]);
+});
+
+it("snapshots a QEMU VM the targets file names (`vm`), with qm on its node", { timeout: 60_000 }, async () => {
+  const s = await makeSession(t.db.kysely);
+  const planId = await w.approvePlan(s.id, [{ title: "update", target: "vm200", command: "apt-get install -y htop" }]);
+  w.vmHost.handle("apt-get install -y htop", (ctx) => {
+    ctx.out("htop is already the newest version\n");
+  });
+  const before = w.host.log.length;
+  await w.agentDoes(s.id, [
+    { name: "run", input: { target: "vm200", command: "apt-get install -y htop" } },
+    { name: "run", input: { target: "vm200", command: "apt-get install -y htop" } },
+  ]);
+  const [snap, ...more] = await snapshotsOf(planId);
+  expect(more).toEqual([]);
+  expect(snap).toMatchObject({ target: "vm200", node: "pve1", vmid: VM200.vmid, kind: "qemu", state: "taken", guest_was_running: true });
+  expect(received().slice(before)).toEqual(["node: qm status 200", `node: qm snapshot 200 ${snap!.name}`]);
+  expect(w.vmHost.log.map((l) => l.command)).toEqual(["apt-get install -y htop", "apt-get install -y htop"]);
+  expect([...(w.host.vms.get(VM200.vmid)!.snapshots?.keys() ?? [])]).toEqual([snap!.name]);
 });

@@ -34,9 +34,10 @@ export type SafetyNet =
   | { ok: true; snapshotId: string | null; note: string | null }
   | { ok: false; snapshotId: string; why: string; unsupported: boolean };
 
-/** The guest a target names, when it is one Nomos can snapshot (a container on a node). */
+/** The guest a target names, when it is one Nomos can snapshot: a container on a node, or an ssh host the targets file names as a QEMU VM. */
 export function guestOf(target: AgentTarget): Guest | undefined {
   if (target.kind === "container" && target.node && target.vmid != null) return { node: target.node, vmid: target.vmid, kind: "lxc" };
+  if (target.kind === "ssh" && target.vm) return { node: target.vm.node, vmid: target.vm.vmid, kind: "qemu" };
   return undefined;
 }
 

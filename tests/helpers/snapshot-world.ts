@@ -1,6 +1,8 @@
 // The snapshot tests' world: the Proxmox double on loopback (real SSH, with
 // pve1 in the targets and an existing container web1 = pve1/105 registered
-// by hand, not by any session), the REAL executions side (TargetRegistry,
+// by hand, not by any session; and a QEMU VM 200 on pve1 that is also the
+// ssh target vm200, its own SSH double, named in the targets file's `vm`),
+// the REAL executions side (TargetRegistry,
 // SshPool, ExecutionRunner, pctCreate, behind executionsPortFrom as
 // production builds it), the real SDK against the Messages API double, and
 // Turns with the agent loop. `const w = useSnapshotWorld(t)` at the top of a
@@ -24,6 +26,8 @@ import { SshTestHost } from "./ssh-test-host.js";
 
 export interface SnapshotWorld {
   host: SshTestHost;
+  /** The QEMU VM 200 as an ssh host (target vm200). */
+  vmHost: SshTestHost;
   double: MessagesDouble;
   port: ExecutionsPort;
   runner: ExecutionRunner;
@@ -38,6 +42,7 @@ export interface SnapshotWorld {
 }
 
 export const WEB1 = { vmid: 105, hostname: "web1" };
+export const VM200 = { vmid: 200, name: "vm200" };
 
 export function useSnapshotWorld(t: TestDatabase): SnapshotWorld {
   const w = {} as SnapshotWorld;
@@ -52,7 +57,16 @@ export function useSnapshotWorld(t: TestDatabase): SnapshotWorld {
       ostemplate: "local:vztmpl/debian-12-standard_12.7-1_amd64.tar.zst",
       options: { rootfs: "local-lvm:8", memory: "512" },
     });
-    const registry = new TargetRegistry({ db: t.db.kysely, fileTargets: [w.host.targetsFileEntry()] });
+    w.host.vms.set(VM200.vmid, {
+      vmid: VM200.vmid,
+      hostname: VM200.name,
+      status: "running",
+      ostemplate: "",
+      options: { scsi0: "local-lvm:vm-200-disk-0" },
+    });
+    w.vmHost = await SshTestHost.start({ nodeName: VM200.name });
+    const vmEntry = { ...w.vmHost.targetsFileEntry(), kind: "ssh" as const, vm: { node: "pve1", vmid: VM200.vmid } };
+    const registry = new TargetRegistry({ db: t.db.kysely, fileTargets: [w.host.targetsFileEntry(), vmEntry] });
     await registry.sync();
     await withActor(t.db.kysely, "system:test", (tx) =>
       targetRegisterContainer(tx, { name: WEB1.hostname, node: "pve1", vmid: WEB1.vmid, createdBySessionId: null }),
@@ -94,6 +108,7 @@ export function useSnapshotWorld(t: TestDatabase): SnapshotWorld {
     await pool?.stop();
     await w.double?.close();
     await w.host?.stop();
+    await w.vmHost?.stop();
   });
 
   w.approvePlan = async (sessionId, steps) => {
