@@ -209,3 +209,17 @@ it("snapshots a QEMU VM the targets file names (`vm`), with qm on its node", { t
   expect(w.vmHost.log.map((l) => l.command)).toEqual(["apt-get install -y htop", "apt-get install -y htop"]);
   expect([...(w.host.vms.get(VM200.vmid)!.snapshots?.keys() ?? [])]).toEqual([snap!.name]);
 });
+
+it("goes ahead without a net when the approved plan said so for that guest", { timeout: 60_000 }, async () => {
+  await addContainer(108, "old2", "local");
+  const s = await makeSession(t.db.kysely);
+  const planId = await w.approvePlan(s.id, [
+    { title: "write the motd", target: "old2", command: "echo z > /etc/motd", without_snapshot: true },
+  ]);
+  await w.agentDoes(s.id, [{ name: "run", input: { target: "old2", command: "echo z > /etc/motd" } }]);
+  expect(await snapshotsOf(planId)).toMatchObject([{ state: "unsupported", vmid: 108 }]);
+  expect(w.host.containers.get(108)!.files?.get("/etc/motd")).toBe("z\n");
+  expect(w.lastToolResults().at(-1)).toMatch(
+    /no safety net on this guest: snapshot feature is not available \(the approved plan accepted going ahead without one\)/,
+  );
+});

@@ -116,6 +116,8 @@ export interface PlanStepView {
   target?: string;
   command?: string;
   destructive?: boolean;
+  /** The operator, approving the plan, accepts changing this step's guest without a snapshot when it cannot be taken (issue 17). */
+  without_snapshot?: boolean;
 }
 
 /** Every event type and its data. Add a type here, then its emitter and its renderer: the compiler points at both. */

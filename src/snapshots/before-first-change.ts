@@ -9,7 +9,9 @@
 //     -> `pct status`, then `pct snapshot <vmid> nomos-<plan>`, each an
 //        execution (observed, audited, in the transcript), then record:
 //          completed                       -> taken, go
-//          "snapshot feature is not available" -> unsupported, ask
+//          "snapshot feature is not available" -> unsupported, ask (go, when
+//                                     the approved plan marked a step on this
+//                                     guest without_snapshot)
 //          anything else                   -> failed, ask (tried again next step)
 //
 // Invariants:
@@ -41,6 +43,16 @@ export function guestOf(target: AgentTarget): Guest | undefined {
   return undefined;
 }
 
+/** Whether the approved plan has a step on this guest marked without_snapshot (the operator approved that card). */
+async function planAcceptsNoNet(db: Kysely<Database>, planId: string, target: AgentTarget): Promise<boolean> {
+  const plan = await db.selectFrom("plans").select(["steps", "status"]).where("id", "=", planId).executeTakeFirst();
+  if (plan?.status !== "approved") return false;
+  const names = new Set([target.name, ...(target.node && target.vmid != null ? [`${target.node}/${target.vmid}`] : [])]);
+  return (plan.steps as Array<{ target?: unknown; without_snapshot?: unknown }>).some(
+    (s) => s?.without_snapshot === true && typeof s.target === "string" && names.has(s.target),
+  );
+}
+
 const WAIVED = new Set(["approved", "running", "completed", "failed", "timed_out", "cancelled"]);
 
 export async function safetyNetBeforeChange(
@@ -58,8 +70,9 @@ export async function safetyNetBeforeChange(
     const waiver = existing.waiver_execution_id
       ? await deps.db.selectFrom("executions").select("status").where("id", "=", existing.waiver_execution_id).executeTakeFirst()
       : undefined;
-    if (waiver && WAIVED.has(waiver.status))
+    if ((waiver && WAIVED.has(waiver.status)) || (await planAcceptsNoNet(deps.db, p.planId, p.target))) {
       return { ok: true, snapshotId: existing.id, note: `no safety net on this guest: ${existing.reason}` };
+    }
     return { ok: false, snapshotId: existing.id, why: existing.reason ?? "its storage cannot snapshot", unsupported: true };
   }
 
@@ -119,5 +132,12 @@ export async function safetyNetBeforeChange(
       output.trim().slice(0, 500) || "no output"
     }`;
   const row = await record(unsupported ? "unsupported" : "failed", why);
+  if (unsupported && (await planAcceptsNoNet(deps.db, p.planId, p.target))) {
+    return {
+      ok: true,
+      snapshotId: row.id,
+      note: `no safety net on this guest: ${why} (the approved plan accepted going ahead without one)`,
+    };
+  }
   return { ok: false, snapshotId: row.id, why, unsupported: unsupported !== null };
 }

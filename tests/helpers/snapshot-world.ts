@@ -34,7 +34,10 @@ export interface SnapshotWorld {
   approvalDeps: ApprovalDeps;
   turns: Turns;
   /** Has the model propose a plan with these steps, and the operator approve it by button (opening the window). */
-  approvePlan(sessionId: string, steps: Array<{ title: string; target?: string; command?: string }>): Promise<string>;
+  approvePlan(
+    sessionId: string,
+    steps: Array<{ title: string; target?: string; command?: string; without_snapshot?: boolean }>,
+  ): Promise<string>;
   /** One operator turn in which the model calls these tools in order, then says "done". */
   agentDoes(sessionId: string, calls: Array<{ name: string; input: Record<string, unknown> }>): Promise<void>;
   /** The tool_result texts the model received in its last request. */

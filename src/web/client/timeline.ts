@@ -57,6 +57,8 @@ export interface PlanStep {
   destructive?: boolean;
   /** For a destructive step: what it does, in plain words. */
   effect?: string;
+  /** Goes ahead without a safety net when its guest cannot be snapshotted (issue 17). */
+  without_snapshot?: boolean;
 }
 
 export type Part =
