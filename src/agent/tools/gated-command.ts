@@ -46,6 +46,8 @@ export async function gatedCommandRun(
       target,
       signal: ctx.signal,
     });
+    // Stopped while the snapshot ran: nothing more happens in this turn.
+    if (ctx.signal.aborted) return toolFail(`Not run: the operator stopped the session while ${target.name} was being snapshotted.`);
     if (net.ok) netNote = net.note;
     else {
       waiverSnapshotId = net.snapshotId;
