@@ -33,6 +33,10 @@ const NEEDS: Record<string, OperatorRole | "public"> = {
   "DELETE /api/sessions/:id/assent": "operator",
   "POST /api/approvals/:id": "operator",
   "POST /api/executions/:id/cancel": "operator",
+  "GET /api/snapshots": "viewer",
+  "GET /api/sessions/:id/snapshots": "viewer",
+  // Asks for the rollback (a destructive approval); only an admin can then confirm it.
+  "POST /api/snapshots/:id/rollback": "operator",
 };
 
 beforeAll(async () => {
