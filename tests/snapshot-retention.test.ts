@@ -120,3 +120,20 @@ it("leaves a snapshot in place when Proxmox refuses to remove it, and tries agai
   expect((await sweeper.sweep()).removed).toEqual([snap.id]);
   await sweeper.stop();
 });
+
+it("two sweeps racing (two replicas) remove a snapshot once and record it once", { timeout: 60_000 }, async () => {
+  const snap = await planWithSnapshot("verified", 9);
+  const [a, b] = [retention(3), retention(3)];
+  const results = await Promise.all([a.sweep(), b.sweep()]);
+  expect(results.flatMap((r) => r.removed).filter((id) => id === snap.id)).toEqual([snap.id]);
+  expect(onGuest()).not.toContain(snap.name);
+  const audit = await t.db.kysely
+    .selectFrom("audit.events")
+    .select("changed_columns")
+    .where("table_name", "=", "guest_snapshots")
+    .where("row_key", "=", snap.id)
+    .where("operation", "=", "UPDATE")
+    .execute();
+  expect(audit.filter((r) => r.changed_columns?.includes("state"))).toHaveLength(1);
+  await Promise.all([a.stop(), b.stop()]);
+});

@@ -19,6 +19,9 @@
 //   is delivered to nobody (marked delivered): the agent is not woken for it.
 // - A blocked or unfinished plan's snapshot is kept (it is what the operator
 //   may want to go back to) until the per-guest cap pushes it out.
+// - Every replica sweeps; each state change is a conditional UPDATE, so two
+//   sweeps racing on one snapshot record it once (the loser's delsnapshot
+//   finds it gone, which counts as removed).
 // - start()/stop() like every service; stop() is idempotent and waits for a
 //   sweep in flight.
 import { type Kysely, sql } from "kysely";
@@ -29,7 +32,7 @@ import type { Logger } from "../log/logger.js";
 import { riskReasonOf } from "../risk/classify.js";
 import { guestDelsnapshotCommand, snapshotMissing } from "./guest-commands.js";
 import { hasNomosPrefix, NOMOS_SNAPSHOT_PREFIX } from "./snapshot-name.js";
-import { snapshotMarkRemoved, snapshotMarkRolledBack } from "./snapshot-store.js";
+import { SnapshotTransitionError, snapshotMarkRemoved, snapshotMarkRolledBack } from "./snapshot-store.js";
 
 const ACTOR = "system:snapshot-retention";
 
@@ -48,6 +51,21 @@ export interface SweepResult {
   rolledBack: string[];
   removed: string[];
   failed: { id: string; why: string }[];
+}
+
+/**
+ * Runs one state change; false when another process's sweep made it first
+ * (every replica sweeps: the conditional UPDATE lets exactly one win, and
+ * the loser's `delsnapshot`, if it ran, found the snapshot gone).
+ */
+async function byThisSweep(change: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await change();
+    return true;
+  } catch (err) {
+    if (err instanceof SnapshotTransitionError && err.kind === "conflict") return false;
+    throw err;
+  }
 }
 
 export class SnapshotRetention {
@@ -97,8 +115,7 @@ export class SnapshotRetention {
       .where("r.status", "=", "completed")
       .execute();
     for (const { id } of finished) {
-      await withActor(db, ACTOR, (tx) => snapshotMarkRolledBack(tx, { snapshotId: id }));
-      result.rolledBack.push(id);
+      if (await byThisSweep(() => withActor(db, ACTOR, (tx) => snapshotMarkRolledBack(tx, { snapshotId: id })))) result.rolledBack.push(id);
     }
 
     // Expired: the plan finished well (verified) and the snapshot is older than keepDays.
@@ -158,7 +175,7 @@ export class SnapshotRetention {
       const done = await this.#o.executions.runInline(created.id);
       const output = `${done.stderr}\n${done.stdout}\n${done.error ?? ""}`;
       if (done.status === "completed" || snapshotMissing(output)) {
-        await withActor(db, ACTOR, (tx) => snapshotMarkRemoved(tx, { snapshotId: s.id }));
+        if (!(await byThisSweep(() => withActor(db, ACTOR, (tx) => snapshotMarkRemoved(tx, { snapshotId: s.id }))))) continue;
         result.removed.push(s.id);
         log.info({ snapshotId: s.id, node: s.node, vmid: s.vmid, name: s.name }, "snapshot removed by retention");
       } else {
