@@ -6,6 +6,7 @@
 // agent like any execution's, and the next sweep records the rollback. The
 // agent may propose the same rollback; it never runs without the phrase.
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { approvalDecide } from "../src/approvals/decide.js";
 import { createLogger } from "../src/log/logger.js";
 import { SnapshotRetention } from "../src/snapshots/retention.js";
 import { type ApiHarness, browser, loginCookie, startApi } from "./helpers/api-harness.js";
@@ -125,4 +126,43 @@ it("refuses a rollback to a snapshot that was never taken, and answers 404 for a
   const bad = await browse("/api/snapshots/not-a-uuid/rollback", { method: "POST" });
   expect(bad.status).toBe(400);
   expect(await bad.text()).toMatch(/id/);
+});
+
+it("a rollback the agent proposed runs once the operator types the phrase, and is recorded as one", { timeout: 60_000 }, async () => {
+  const s = await makeSession(t.db.kysely);
+  const planId = await w.approvePlan(s.id, [{ title: "write the issue file", target: "web1", command: "echo broken > /etc/issue" }]);
+  await w.agentDoes(s.id, [{ name: "run", input: { target: "web1", command: "echo broken > /etc/issue" } }]);
+  const snap = await t.db.kysely.selectFrom("guest_snapshots").selectAll().where("plan_id", "=", planId).executeTakeFirstOrThrow();
+  const ct = () => w.host.containers.get(WEB1.vmid)!;
+  expect(ct().files?.get("/etc/issue")).toBe("broken\n");
+
+  await w.agentDoes(s.id, [{ name: "request_execution", input: { target: "pve1", command: `pct rollback 105 ${snap.name} --start 1` } }]);
+  const approval = await t.db.kysely
+    .selectFrom("approvals")
+    .select(["id", "execution_id", "confirmation_phrase"])
+    .where("session_id", "=", s.id)
+    .where("status", "=", "pending")
+    .executeTakeFirstOrThrow();
+  expect(approval.confirmation_phrase).toBe("rollback 105");
+  await approvalDecide(w.approvalDeps, {
+    approvalId: approval.id,
+    decision: "approve",
+    confirmation: "rollback 105",
+    actor: "operator:alice",
+    via: "button",
+    mayConfirmDestructive: true,
+  });
+  await expect.poll(() => statusOf(approval.execution_id!), { timeout: 15_000 }).toBe("completed");
+  expect(ct().files?.has("/etc/issue")).toBe(false);
+
+  const retention = new SnapshotRetention({
+    db: t.db.kysely,
+    executions: w.port,
+    log: createLogger({ level: "silent" }),
+    keepDays: 7,
+    keepPerGuest: 3,
+    everyMs: 600_000,
+  });
+  expect((await retention.sweep()).rolledBack).toEqual([snap.id]);
+  await retention.stop();
 });

@@ -2,7 +2,9 @@
 // of rollbacks that finished.
 //
 //   every sweep:
-//     taken + its rollback execution completed        -> rolled_back
+//     taken + its rollback completed (the button's step, or the same
+//       `pct rollback <vmid> <name>` the agent proposed and the operator
+//       confirmed, in its session)                     -> rolled_back
 //     taken | rolled_back, AND name starts with nomos-, AND
 //       (its plan was verified more than keepDays ago
 //        OR the guest has more than keepPerGuest newer ones)
@@ -107,12 +109,35 @@ export class SnapshotRetention {
   async #sweep(): Promise<SweepResult> {
     const { db, log } = this.#o;
     const result: SweepResult = { rolledBack: [], removed: [], failed: [] };
+    // Rolled back: by the button's step, or by a rollback the agent proposed
+    // (request_execution) and the operator confirmed, in the same session.
     const finished = await db
       .selectFrom("guest_snapshots as s")
-      .innerJoin("executions as r", "r.id", "s.rollback_execution_id")
       .select("s.id")
       .where("s.state", "=", "taken")
-      .where("r.status", "=", "completed")
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom("executions as r")
+            .select(sql`1`.as("one"))
+            .where("r.status", "=", "completed")
+            .where((r) =>
+              r.or([
+                r("r.id", "=", r.ref("s.rollback_execution_id")),
+                r.and([
+                  r("r.session_id", "=", r.ref("s.session_id")),
+                  r("r.target", "=", r.ref("s.node")),
+                  r("r.finished_at", ">", r.ref("s.taken_at")),
+                  r(
+                    sql<string>`split_part(r.command, ' --', 1)`,
+                    "=",
+                    sql<string>`CASE s.kind WHEN 'qemu' THEN 'qm' ELSE 'pct' END || ' rollback ' || s.vmid || ' ' || s.name`,
+                  ),
+                ]),
+              ]),
+            ),
+        ),
+      )
       .execute();
     for (const { id } of finished) {
       if (await byThisSweep(() => withActor(db, ACTOR, (tx) => snapshotMarkRolledBack(tx, { snapshotId: id })))) result.rolledBack.push(id);
