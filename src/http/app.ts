@@ -61,10 +61,10 @@ export function createApp(deps: AppDeps) {
     app.route("/", authRoutes(api));
     app.use("/api/*", requireOperator(api));
     app.route("/", sessionRoutes(api));
+    app.route("/", snapshotRoutes(api));
     app.route("/", eventRoutes(api));
     app.route("/", approvalRoutes(api));
     app.route("/", executionRoutes(api));
-    app.route("/", snapshotRoutes(api));
     app.route("/", webRoutes({ log }));
   }
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route for ${c.req.method} ${c.req.path}` } }, 404));

@@ -9,9 +9,9 @@ import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { SESSION_EVENT_TYPES } from "../../events/contract.js";
 import { api } from "./api.js";
 import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
+import { PlanSafetyNet, SnapshotCard } from "./guest-snapshots.js";
 import { Markdown } from "./markdown.js";
 import { can } from "./role.js";
-import { PlanSafetyNet, SnapshotCard } from "./snapshots.js";
 import {
   type ApiEvent,
   type Approval,

@@ -6,8 +6,8 @@
 import { render, useEffect, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { Chat } from "./chat.js";
+import { SnapshotsPage } from "./guest-snapshots.js";
 import { can, type Role, setRole } from "./role.js";
-import { SnapshotsPage } from "./snapshots.js";
 
 interface Me {
   operator: { username: string; role: Role } | null;
@@ -96,20 +96,20 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
   );
 }
 
-const hashSession = () => /^#\/s\/([0-9a-f-]{36})$/.exec(location.hash)?.[1];
 const hashSnapshots = () => location.hash === "#/snapshots";
+const hashSession = () => /^#\/s\/([0-9a-f-]{36})$/.exec(location.hash)?.[1];
 
 function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   const [sessions, setSessions] = useState<SessionItem[]>([]);
-  const [current, setCurrent] = useState<string | undefined>(hashSession());
   const [snapshotsView, setSnapshotsView] = useState(hashSnapshots());
+  const [current, setCurrent] = useState<string | undefined>(hashSession());
   const [menu, setMenu] = useState(false);
   const load = async () => setSessions((await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions);
   useEffect(() => {
     void load();
     const onHash = () => {
-      setCurrent(hashSession());
       setSnapshotsView(hashSnapshots());
+      setCurrent(hashSession());
       setMenu(false);
     };
     addEventListener("hashchange", onHash);
@@ -172,14 +172,13 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         <button type="button" class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions">
           ☰
         </button>
+        {snapshotsView && <SnapshotsPage />}
         {me.notices.map((n) => (
           <p class="notice">{n}</p>
         ))}
-        {snapshotsView ? (
-          <SnapshotsPage />
-        ) : current ? (
+        {current ? (
           <Chat sessionId={current} listTitle={sessions.find((s) => s.id === current)?.title} onChanged={() => void load()} />
-        ) : (
+        ) : snapshotsView ? null : (
           <div class="welcome">
             <p>{can("operator") ? "Pick a session, or start a new one." : "Pick a session to follow it (you may read, not act)."}</p>
             {can("operator") && (
