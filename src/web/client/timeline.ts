@@ -300,8 +300,15 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
     case "snapshot_recorded": {
       const snap = d.snapshot as SnapshotView | undefined;
       if (!snap?.id) break;
-      // The card goes where the snapshot was first recorded; later changes update it in place.
-      if (!t.snapshots[snap.id]) turnFor(t, e).parts.push({ type: "snapshot", snapshotId: snap.id });
+      // The card goes where the snapshot was first recorded, before the step
+      // it was taken for (that step's card is waiting for its result);
+      // later changes update it in place.
+      if (!t.snapshots[snap.id]) {
+        const parts = turnFor(t, e).parts;
+        const last = parts[parts.length - 1];
+        const at = last?.type === "tool" && !last.result ? parts.length - 1 : parts.length;
+        parts.splice(at, 0, { type: "snapshot", snapshotId: snap.id });
+      }
       t.snapshots[snap.id] = snap;
       break;
     }
