@@ -223,3 +223,25 @@ it("goes ahead without a net when the approved plan said so for that guest", { t
     /no safety net on this guest: snapshot feature is not available \(the approved plan accepted going ahead without one\)/,
   );
 });
+
+it("a destructive step the plan pre-authorized still asks for its phrase when its guest has no net", { timeout: 60_000 }, async () => {
+  await addContainer(109, "old3", "local");
+  const s = await makeSession(t.db.kysely);
+  await w.approvePlan(
+    s.id,
+    [{ title: "wipe the cache", target: "old3", command: "rm -rf /srv/cache" }].map((x) => ({ ...x, destructive: true })),
+  );
+  await w.agentDoes(s.id, [{ name: "run", input: { target: "old3", command: "rm -rf /srv/cache" } }]);
+  const waiting = await t.db.kysely
+    .selectFrom("approvals")
+    .innerJoin("executions", "executions.id", "approvals.execution_id")
+    .select(["approvals.confirmation_phrase", "executions.risk", "executions.status"])
+    .where("approvals.session_id", "=", s.id)
+    .where("approvals.status", "=", "pending")
+    .execute();
+  expect(waiting).toEqual([{ confirmation_phrase: "confirm on old3", risk: "destructive", status: "pending_approval" }]);
+  expect(w.lastToolResults().at(-1)).toMatch(
+    /^Not run: no safety net on this guest: snapshot feature is not available.*must type "confirm on old3"/s,
+  );
+  expect(w.host.log.filter((l) => l.vmid === 109)).toEqual([]);
+});

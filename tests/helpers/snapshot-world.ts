@@ -36,7 +36,7 @@ export interface SnapshotWorld {
   /** Has the model propose a plan with these steps, and the operator approve it by button (opening the window). */
   approvePlan(
     sessionId: string,
-    steps: Array<{ title: string; target?: string; command?: string; without_snapshot?: boolean }>,
+    steps: Array<{ title: string; target?: string; command?: string; destructive?: boolean; without_snapshot?: boolean }>,
   ): Promise<string>;
   /** One operator turn in which the model calls these tools in order, then says "done". */
   agentDoes(sessionId: string, calls: Array<{ name: string; input: Record<string, unknown> }>): Promise<void>;

@@ -11,7 +11,7 @@
 // - run (sync) returns the result in this turn; request_execution (async)
 //   returns at once and the result comes back as a continuation.
 import { approvalCreate } from "../../approvals/approval-create.js";
-import { type GateDecision, gateDecide, windowCovers } from "../../assent/gate.js";
+import { confirmationPhraseFor, type GateDecision, gateDecide, windowCovers } from "../../assent/gate.js";
 import { assentWindowCurrent } from "../../assent/window.js";
 import { withActor } from "../../db/with-actor.js";
 import { executionNote } from "../../executions/execution-note.js";
@@ -56,7 +56,13 @@ export async function gatedCommandRun(
         why: net.unsupported
           ? `no safety net on this guest: ${net.why}. The operator decides whether to change ${target.name} without a snapshot`
           : `no safety net on this guest: its snapshot failed (${net.why}). The operator decides whether to go ahead without one`,
-        confirmationPhrase: gate.action === "ask" ? gate.confirmationPhrase : null,
+        // A destructive step without its net is confirmed with its phrase, even one the plan pre-authorized.
+        confirmationPhrase:
+          gate.action === "ask"
+            ? gate.confirmationPhrase
+            : risk === "destructive"
+              ? confirmationPhraseFor(target.name, input.command)
+              : null,
       };
     }
   }
