@@ -39,6 +39,7 @@ import { publicOriginFrom } from "./http/public-origin.js";
 import { startHttp } from "./http/start-http.js";
 import { createLogger, type Logger } from "./log/logger.js";
 import { startNotifications } from "./notifications/start-notifications.js";
+import { SnapshotRetention } from "./snapshots/retention.js";
 
 type Stop = () => Promise<void>;
 
@@ -110,6 +111,17 @@ async function main(): Promise<void> {
     // ── executions over SSH: targets, the SSH pool, the runner ──────────────
     const executions = await startExecutions({ config, db, listen: listenDb.sql, log, owner });
     stops.push(executions.stop);
+    // Nomos's own guest snapshots: rollbacks that finished, and retention (issue 17).
+    const snapshotRetention = new SnapshotRetention({
+      db: db.kysely,
+      executions: executions.port,
+      log: log.child({ component: "snapshots" }),
+      keepDays: config.snapshots.keepDays,
+      keepPerGuest: config.snapshots.keepPerGuest,
+      everyMs: config.sweepSeconds * 1000,
+    });
+    snapshotRetention.start();
+    stops.push(() => snapshotRetention.stop());
 
     // ── the agent: turns, tools, approvals, the assent window ───────────────
     // Button decisions are events too: once none is pending, the agent hears
@@ -188,6 +200,7 @@ async function main(): Promise<void> {
             events,
             apiToken: config.apiToken,
             assentMinutes: config.assentMinutes,
+            approvalMinutes: config.approvalMinutes,
             notices,
             setupCode,
           },

@@ -12,6 +12,8 @@ const SRC = resolve(import.meta.dirname, "../src");
 
 /** Each owned table and the files whose headers claim it (the owner first). */
 const OWNERS: Record<string, string[]> = {
+  // snapshot-store.ts: "the only module that writes guest_snapshots" (issue 17).
+  guest_snapshots: ["snapshots/snapshot-store.ts"],
   // lifecycle.ts: "the only module that changes executions.status".
   executions: ["executions/lifecycle.ts"],
   // window.ts, and the loop guard in ledger.ts (both headers say so).

@@ -18,6 +18,10 @@ let ids: { session: string; approval: string; execution: string };
 
 /** The least role each route needs; "login" = any operator, "public" = nobody. */
 const NEEDS: Record<string, OperatorRole | "public"> = {
+  "GET /api/snapshots": "viewer",
+  "GET /api/sessions/:id/snapshots": "viewer",
+  // Asks for the rollback (a destructive approval); only an admin can then confirm it.
+  "POST /api/snapshots/:id/rollback": "operator",
   "GET /api/me": "public",
   "POST /api/setup": "public",
   "POST /api/login": "public",

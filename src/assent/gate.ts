@@ -30,11 +30,7 @@ export function gateDecide(p: {
 }): GateDecision {
   const { window, target, risk } = p;
   if (risk === "read_only") return { action: "run", why: "read-only" };
-  const inScope =
-    window.open &&
-    (window.scopeTargets.includes(target.name) ||
-      (target.createdBySessionId != null && target.createdBySessionId === p.sessionId) ||
-      (target.node != null && target.vmid != null && window.scopeTargets.includes(`${target.node}/${target.vmid}`)));
+  const inScope = windowCovers(window, p.sessionId, target);
   if (risk === "config_mutation") {
     if (inScope) return { action: "run", why: "inside the assent window" };
     return {
@@ -55,8 +51,24 @@ export function gateDecide(p: {
   };
 }
 
+/** Whether the open window's scope takes in this target (the plan's targets, and the containers created under it). */
+export function windowCovers(
+  window: AssentWindowState,
+  sessionId: string,
+  target: { name: string; node?: string | null; vmid?: number | null; createdBySessionId?: string | null },
+): boolean {
+  return (
+    window.open &&
+    (window.scopeTargets.includes(target.name) ||
+      (target.createdBySessionId != null && target.createdBySessionId === sessionId) ||
+      (target.node != null && target.vmid != null && window.scopeTargets.includes(`${target.node}/${target.vmid}`)))
+  );
+}
+
 /** The phrase the operator types to confirm a destructive step: short, specific, hard to type by accident. */
 export function confirmationPhraseFor(target: string, command: string): string {
+  const rollback = /\b(?:pct|qm)\s+rollback\s+(\d+)/.exec(command);
+  if (rollback) return `rollback ${rollback[1]}`;
   const destroy = /\bpct\s+destroy\s+(\d+)/.exec(command) ?? /\bqm\s+destroy\s+(\d+)/.exec(command);
   if (destroy) return `destroy ${destroy[1]}`;
   const zfs = /\bzfs\s+destroy\s+(?:-\S+\s+)*(\S+)/.exec(command);

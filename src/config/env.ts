@@ -86,6 +86,9 @@ export const envSchema = z
     // How long an approval card waits for a decision before it expires.
     NOMOS_APPROVAL_MINUTES: integer(1, 7 * 24 * 60, 60),
     NOMOS_SWEEP_SECONDS: integer(1, 3600, 60),
+    // Guest snapshots (issue 17): days a verified plan's snapshot is kept, and how many Nomos keeps per guest.
+    NOMOS_SNAPSHOT_KEEP_DAYS: integer(0, 3650, 7),
+    NOMOS_SNAPSHOT_KEEP_PER_GUEST: integer(1, 100, 3),
     NOMOS_MAX_ITERATIONS: integer(1, 500, 40),
     NOMOS_MAX_CONTINUATIONS: integer(1, 1000, 40),
     // Executions over SSH (issue 3).
@@ -170,6 +173,8 @@ export interface Config {
   assentMinutes: number;
   approvalMinutes: number;
   sweepSeconds: number;
+  /** Retention of Nomos's guest snapshots (src/snapshots/retention.ts). */
+  snapshots: { keepDays: number; keepPerGuest: number };
   maxIterations: number;
   maxContinuations: number;
   log: { level: Env["LOG_LEVEL"]; format: "json" | "pretty" | undefined };
@@ -257,6 +262,7 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
     assentMinutes: env.NOMOS_ASSENT_MINUTES,
     approvalMinutes: env.NOMOS_APPROVAL_MINUTES,
     sweepSeconds: env.NOMOS_SWEEP_SECONDS,
+    snapshots: { keepDays: env.NOMOS_SNAPSHOT_KEEP_DAYS, keepPerGuest: env.NOMOS_SNAPSHOT_KEEP_PER_GUEST },
     maxIterations: env.NOMOS_MAX_ITERATIONS,
     maxContinuations: env.NOMOS_MAX_CONTINUATIONS,
     log: { level: env.LOG_LEVEL, format: env.NOMOS_LOG_FORMAT },

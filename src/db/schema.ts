@@ -111,6 +111,31 @@ export interface PlansTable {
   finished_at: Timestamp | null;
 }
 
+/** 080: a guest snapshot Nomos took before a plan's first change (src/snapshots). */
+export type GuestSnapshotState = "taken" | "failed" | "unsupported" | "rolled_back" | "removed";
+export type GuestKind = "lxc" | "qemu";
+
+export interface GuestSnapshotsTable {
+  id: Generated<string>;
+  session_id: string;
+  plan_id: string;
+  target: string;
+  node: string;
+  vmid: number;
+  kind: GuestKind;
+  name: string;
+  state: GuestSnapshotState;
+  reason: string | null;
+  guest_was_running: boolean | null;
+  size_bytes: ColumnType<string | null, number | string | null | undefined, number | string | null>;
+  execution_id: string | null;
+  rollback_execution_id: string | null;
+  waiver_execution_id: string | null;
+  taken_at: GeneratedTimestamp;
+  rolled_back_at: Timestamp | null;
+  removed_at: Timestamp | null;
+}
+
 export interface ExecutionsTable {
   id: Generated<string>;
   session_id: string | null;
@@ -310,6 +335,7 @@ export interface Database {
   turns: TurnsTable;
   messages: MessagesTable;
   plans: PlansTable;
+  guest_snapshots: GuestSnapshotsTable;
   executions: ExecutionsTable;
   approvals: ApprovalsTable;
   assent_windows: AssentWindowsTable;
@@ -338,3 +364,4 @@ export type AssentWindow = Selectable<AssentWindowsTable>;
 export type Target = Selectable<TargetsTable>;
 export type PlanExecution = Selectable<PlanExecutionsTable>;
 export type SessionEvent = Selectable<SessionEventsTable>;
+export type GuestSnapshot = Selectable<GuestSnapshotsTable>;

@@ -11,7 +11,11 @@
 // - `pct exec N -- bash -c '<...>'` / `bash -lc`, dispatching the inner
 //   command with `vmid = N`;
 // - Proxmox commands on its own state: `pvesh get /cluster/nextid`,
-//   `pct create|start|stop|status|destroy|list`;
+//   `pct create|start|stop|status|destroy|list|set|config`, and snapshots
+//   (guest-snapshots.ts): `pct|qm snapshot|listsnapshot|rollback|delsnapshot`
+//   with real state (a rollback restores the guest's files and options),
+//   refused on a storage that cannot snapshot (`dir`, like Proxmox's `local`);
+// - inside a container, a tiny filesystem: `echo ... > file`, `cat file`;
 // - `kill -TERM <pid>` of a running command (exit 143), `sleep N`, `true`,
 //   `false`, `exit N`, `echo`, `hostname`.
 // Scriptable: `host.handle(match, handler)` puts a handler in front of the
@@ -25,6 +29,7 @@ import ssh2, { type Connection, type ParsedKey, type ServerChannel } from "ssh2"
 import { parseShell } from "../risk/shell-words.js";
 import type { SshEndpoint } from "../ssh/connection-pool.js";
 import { sha256Fingerprint } from "../ssh/fingerprint.js";
+import { type GuestSnapshotState, guestSnapshotCommand } from "./guest-snapshots.js";
 
 export interface Container {
   vmid: number;
@@ -32,6 +37,10 @@ export interface Container {
   status: "stopped" | "running";
   ostemplate: string;
   options: Record<string, string>;
+  /** Files written inside it (`echo ... > path`), for snapshot and rollback tests. */
+  files?: Map<string, string>;
+  /** Its snapshots, by name (guest-snapshots.ts). */
+  snapshots?: Map<string, GuestSnapshotState>;
 }
 
 export interface CommandContext {
@@ -80,6 +89,10 @@ class Killed extends Error {}
 export class SshTestHost {
   readonly node: string;
   readonly containers = new Map<number, Container>();
+  /** QEMU VMs (qm), same shape; a test adds them. */
+  readonly vms = new Map<number, Container>();
+  /** Storages that cannot snapshot (a `dir` storage, as Proxmox's `local` is): snapshots of guests on them are refused. */
+  readonly snapshotlessStorages = new Set<string>(["local"]);
   readonly log: LoggedCommand[] = [];
   /** Every `kill` of a running command: its pid, the signal sent and the command it ended (a Stop test checks the remote process was killed). */
   readonly kills: { pid: number; signal: string; command: string }[] = [];
@@ -309,9 +322,31 @@ export class SshTestHost {
         return 1;
       case "exit":
         return n(args[0] ?? "0");
-      case "echo":
+      case "echo": {
+        const redirect = parsedRedirect(ctx.command);
+        const ct = ctx.vmid === null ? undefined : this.containers.get(ctx.vmid);
+        if (redirect && ct) {
+          ct.files ??= new Map();
+          const before = redirect.append ? (ct.files.get(redirect.path) ?? "") : "";
+          ct.files.set(redirect.path, `${before}${args.join(" ")}\n`);
+          return 0;
+        }
         ctx.out(`${args.join(" ")}\n`);
         return 0;
+      }
+      case "cat": {
+        const ct = ctx.vmid === null ? undefined : this.containers.get(ctx.vmid);
+        const text = ct?.files?.get(args[0] ?? "");
+        if (text === undefined) {
+          ctx.err(`cat: ${args[0] ?? ""}: No such file or directory\n`);
+          return 1;
+        }
+        ctx.out(text);
+        return 0;
+      }
+      case "qm":
+        if (ctx.vmid === null) return guestSnapshotCommand(ctx, this, "qemu", args) ?? this.#unknown(ctx, "qm", args[0]);
+        break;
       case "hostname":
         ctx.out(`${ctx.vmid === null ? this.node : (this.containers.get(ctx.vmid)?.hostname ?? "localhost")}\n`);
         return 0;
@@ -346,7 +381,14 @@ export class SshTestHost {
     return 127;
   }
 
+  #unknown(ctx: CommandContext, tool: string, sub: string | undefined): number {
+    ctx.err(`${tool}: unknown command '${sub ?? ""}'\n`);
+    return 255;
+  }
+
   #pct(ctx: CommandContext, args: string[]): number {
+    const snapshot = guestSnapshotCommand(ctx, this, "lxc", args);
+    if (snapshot !== undefined) return snapshot;
     const [sub, idText, ...rest] = args;
     const vmid = Number(idText);
     const ct = this.containers.get(vmid);
@@ -393,9 +435,27 @@ export class SshTestHost {
         if (!ct) return missing();
         this.containers.delete(vmid);
         return 0;
+      case "set":
+        if (!ct) return missing();
+        for (let i = 0; i < rest.length; i += 2) ct.options[rest[i]!.replace(/^--?/, "")] = rest[i + 1] ?? "";
+        return 0;
+      case "config":
+        if (!ct) return missing();
+        for (const [k, v] of Object.entries({ hostname: ct.hostname, ...ct.options })) ctx.out(`${k}: ${v}\n`);
+        return 0;
     }
     ctx.err(`pct: unknown command '${sub}'\n`);
     return 255;
+  }
+}
+
+/** The file an `echo` writes to (`> path` or `>> path`), if any. */
+function parsedRedirect(command: string): { path: string; append: boolean } | undefined {
+  try {
+    const r = parseShell(command).commands[0]?.redirects.find((x) => x.op === ">" || x.op === ">>");
+    return r ? { path: r.target.text, append: r.op === ">>" } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -84,11 +84,40 @@ export interface ExecutionJson {
   finishedAt: string | null;
 }
 
+/**
+ * A guest snapshot Nomos took (or could not take) before a plan's first
+ * change; built by snapshots/snapshot-view.ts. `rollback` is the rollback
+ * step once requested: its execution and approval.
+ */
+export interface SnapshotView {
+  id: string;
+  sessionId: string;
+  planId: string;
+  planGoal: string | null;
+  planOutcome: "verified" | "blocked" | null;
+  target: string;
+  node: string;
+  vmid: number;
+  kind: "lxc" | "qemu";
+  name: string;
+  state: "taken" | "failed" | "unsupported" | "rolled_back" | "removed";
+  reason: string | null;
+  guestWasRunning: boolean | null;
+  sizeBytes: number | null;
+  executionId: string | null;
+  rollback: { executionId: string; status: Execution["status"]; approvalId: string | null } | null;
+  takenAt: string;
+  rolledBackAt: string | null;
+  removedAt: string | null;
+}
+
 export interface PlanStepView {
   title: string;
   target?: string;
   command?: string;
   destructive?: boolean;
+  /** The operator, approving the plan, accepts changing this step's guest without a snapshot when it cannot be taken (issue 17). */
+  without_snapshot?: boolean;
 }
 
 /** Every event type and its data. Add a type here, then its emitter and its renderer: the compiler points at both. */
@@ -132,6 +161,8 @@ export interface SessionEventData {
   turn_finished: { turnId: string; status: string; error?: string };
   /** A turn could not go on; `message` is shown to the operator. */
   turn_failed: { message: string; reason?: string };
+  /** A guest snapshot was taken, failed, could not be taken, was rolled back to or removed (issue 17). */
+  snapshot_recorded: { snapshot: SnapshotView };
 }
 
 export type SessionEventType = keyof SessionEventData;
@@ -151,6 +182,7 @@ export const SESSION_EVENT_TYPES = [
   "message",
   "turn_finished",
   "turn_failed",
+  "snapshot_recorded",
 ] as const satisfies readonly SessionEventType[];
 
 // The list names every key of the map (the `satisfies` above checks the converse).

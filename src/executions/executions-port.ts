@@ -29,6 +29,8 @@ export interface AgentTarget {
   vmid?: number | null;
   /** For containers: the session whose plan created it (joins that window's scope). */
   createdBySessionId?: string | null;
+  /** For an ssh host that is a QEMU VM: its node and vmid (snapshots, issue 17). */
+  vm?: { node: string; vmid: number } | null;
 }
 
 export type { ExecutionCreateParams };

@@ -38,6 +38,8 @@ export interface ApiDeps {
   loginTtlSeconds?: number;
   /** NOMOS_ASSENT_MINUTES, so the page can say how long an approval's autonomy lasts (30 by default). */
   assentMinutes?: number;
+  /** NOMOS_APPROVAL_MINUTES: how long a rollback's approval card waits (60 by default). */
+  approvalMinutes?: number;
   /** SSE heartbeat interval; 15 s by default. */
   heartbeatMs?: number;
 }

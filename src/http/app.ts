@@ -26,6 +26,7 @@ import { type HealthChecks, healthRoutes } from "./routes/health.js";
 import { notificationRoutes } from "./routes/notifications.js";
 import { serviceWorkerRoutes } from "./routes/service-worker.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { snapshotRoutes } from "./routes/snapshots.js";
 import { webRoutes } from "./routes/web.js";
 
 export interface AppDeps {
@@ -62,6 +63,7 @@ export function createApp(deps: AppDeps) {
     app.route("/", authRoutes(api));
     app.use("/api/*", requireOperator(api));
     app.route("/", sessionRoutes(api));
+    app.route("/", snapshotRoutes(api));
     app.route("/", eventRoutes(api));
     app.route("/", approvalRoutes(api));
     app.route("/", executionRoutes(api));

@@ -7,6 +7,18 @@
 
 const RULES: { re: RegExp; say: (m: RegExpExecArray, target: string) => string }[] = [
   { re: /\bpct\s+destroy\s+(\d+)/, say: (m) => `deletes container ${m[1]} and its disks` },
+  {
+    re: /\bpct\s+rollback\s+(\d+)\s+(\S+)/,
+    say: (m) => `puts container ${m[1]} back to snapshot ${m[2]}: every change made on it since that snapshot is lost`,
+  },
+  {
+    re: /\bqm\s+rollback\s+(\d+)\s+(\S+)/,
+    say: (m) => `puts virtual machine ${m[1]} back to snapshot ${m[2]}: every change made on it since that snapshot is lost`,
+  },
+  {
+    re: /\b(?:pct|qm)\s+delsnapshot\s+(\d+)\s+(\S+)/,
+    say: (m) => `deletes snapshot ${m[2]} of guest ${m[1]}: it can no longer be rolled back to`,
+  },
   { re: /\bqm\s+destroy\s+(\d+)/, say: (m) => `deletes virtual machine ${m[1]} and its disks` },
   { re: /\bzfs\s+destroy\s+(?:-\S+\s+)*(\S+)/, say: (m) => `deletes ZFS dataset ${m[1]} and everything stored in it` },
   { re: /\bzpool\s+destroy\s+(?:-\S+\s+)*(\S+)/, say: (m) => `deletes ZFS pool ${m[1]} and all its data` },

@@ -23,6 +23,8 @@ export interface TargetInfo {
   node: string | null;
   vmid: number | null;
   createdBySessionId: string | null;
+  /** For an ssh host that is a QEMU VM (the targets file's `vm`): its node and vmid, for snapshots. */
+  vm: { node: string; vmid: number } | null;
   /** The connection to open (the node's, for a container). */
   ssh: SshEndpoint;
 }
@@ -110,6 +112,7 @@ export class TargetRegistry {
         kind: "container",
         node: node.name,
         vmid: Number(m[2]),
+        vm: null,
       };
     }
     return undefined;
@@ -122,6 +125,7 @@ export class TargetRegistry {
       node: null,
       vmid: null,
       createdBySessionId: null,
+      vm: t.vm ?? null,
       ssh: {
         name: t.name,
         host: t.host,
@@ -148,6 +152,7 @@ export class TargetRegistry {
       node: node.name,
       vmid: row.vmid,
       createdBySessionId: row.created_by_session_id,
+      vm: null,
     };
   }
 }

@@ -19,6 +19,17 @@ export const fileTargetSchema = z.strictObject({
     .string()
     .regex(HOST_KEY_SHA256, "must be an OpenSSH fingerprint like SHA256:abc... (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub)"),
   kind: z.enum(["proxmox", "ssh"]),
+  /**
+   * For an ssh host that is a QEMU VM on one of the file's Proxmox nodes:
+   * which one, so Nomos can snapshot it (`qm snapshot`) before a plan
+   * changes it (issue 17). Optional.
+   */
+  vm: z
+    .strictObject({
+      node: z.string().regex(TARGET_NAME, "must name a Proxmox node target of this file"),
+      vmid: z.number().int().min(100, "must be at least 100").max(999_999_999, "must be at most 999999999"),
+    })
+    .optional(),
 });
 
 export type FileTarget = z.output<typeof fileTargetSchema>;
@@ -52,6 +63,15 @@ export async function parseTargets(raw: unknown, file: string): Promise<FileTarg
       throw new TargetsFileError(`${file}: ${label}: privateKeyPath ${keyPath} does not exist or is not readable`);
     }
     targets.push({ ...t, privateKeyPath: keyPath });
+  }
+  for (const [index, t] of targets.entries()) {
+    if (!t.vm) continue;
+    const label = `entry ${index} ("${t.name}")`;
+    if (t.kind !== "ssh") throw new TargetsFileError(`${file}: ${label}: vm is only for ssh hosts that are QEMU VMs`);
+    const node = targets.find((n) => n.name === t.vm!.node);
+    if (node?.kind !== "proxmox") {
+      throw new TargetsFileError(`${file}: ${label}: vm.node "${t.vm.node}" is not a proxmox target of this file`);
+    }
   }
   return targets;
 }

@@ -4,14 +4,20 @@
 //   pending_approval execution with its approval, created in one
 //   transaction, and runs asynchronously once approved.
 // - Nothing here opens or extends an assent window.
+// - Before the first change the window's plan makes to an existing guest,
+//   its snapshot is taken (snapshots/before-first-change.ts); when it cannot
+//   be, the step asks the operator ("no safety net on this guest: <why>")
+//   instead of running.
 // - run (sync) returns the result in this turn; request_execution (async)
 //   returns at once and the result comes back as a continuation.
 import { approvalCreate } from "../../approvals/approval-create.js";
-import { gateDecide } from "../../assent/gate.js";
+import { confirmationPhraseFor, type GateDecision, gateDecide, windowCovers } from "../../assent/gate.js";
 import { assentWindowCurrent } from "../../assent/window.js";
 import { withActor } from "../../db/with-actor.js";
 import { executionNote } from "../../executions/execution-note.js";
 import { riskReasonOf } from "../../risk/classify.js";
+import { safetyNetBeforeChange } from "../../snapshots/before-first-change.js";
+import { snapshotSetWaiver } from "../../snapshots/snapshot-store.js";
 import { type ToolCallContext, type ToolOutcome, type ToolRunDeps, toolFail } from "./tool.js";
 
 export async function gatedCommandRun(
@@ -28,7 +34,38 @@ export async function gatedCommandRun(
   const { risk, reasons } = deps.executions.classify(input.command);
   const readOnly = risk === "read_only";
   const window = await assentWindowCurrent(deps.db, { sessionId: ctx.sessionId });
-  const gate = gateDecide({ window, sessionId: ctx.sessionId, target, risk, command: input.command });
+  let gate: GateDecision = gateDecide({ window, sessionId: ctx.sessionId, target, risk, command: input.command });
+  // The safety net, for a change the window's plan makes on a guest in its scope.
+  let waiverSnapshotId: string | null = null;
+  let netNote: string | null = null;
+  if (!readOnly && window.planId && windowCovers(window, ctx.sessionId, target)) {
+    const net = await safetyNetBeforeChange(deps, {
+      sessionId: ctx.sessionId,
+      turnId: ctx.turnId,
+      planId: window.planId,
+      target,
+      signal: ctx.signal,
+    });
+    // Stopped while the snapshot ran: nothing more happens in this turn.
+    if (ctx.signal.aborted) return toolFail(`Not run: the operator stopped the session while ${target.name} was being snapshotted.`);
+    if (net.ok) netNote = net.note;
+    else {
+      waiverSnapshotId = net.snapshotId;
+      gate = {
+        action: "ask",
+        why: net.unsupported
+          ? `no safety net on this guest: ${net.why}. The operator decides whether to change ${target.name} without a snapshot`
+          : `no safety net on this guest: its snapshot failed (${net.why}). The operator decides whether to go ahead without one`,
+        // A destructive step without its net is confirmed with its phrase, even one the plan pre-authorized.
+        confirmationPhrase:
+          gate.action === "ask"
+            ? gate.confirmationPhrase
+            : risk === "destructive"
+              ? confirmationPhraseFor(target.name, input.command)
+              : null,
+      };
+    }
+  }
   const actor = `agent:${ctx.sessionId}`;
   const description = input.description ?? null;
   const timeoutS = input.timeout_s;
@@ -58,6 +95,7 @@ export async function gatedCommandRun(
         confirmationPhrase: gate.confirmationPhrase,
         expiresInMinutes: deps.approvalMinutes,
       });
+      if (waiverSnapshotId) await snapshotSetWaiver(tx, { snapshotId: waiverSnapshotId, executionId: execution.id });
       return { execution, approvalId: approval.id };
     });
     const confirm = gate.confirmationPhrase ? ` To approve, the operator must type "${gate.confirmationPhrase}".` : "";
@@ -75,14 +113,15 @@ export async function gatedCommandRun(
   const execution = await withActor(deps.db, actor, (tx) =>
     deps.executions.create(tx, { ...step, mode, status: "approved", deliveredInline: mode === "sync" }),
   );
+  const net = netNote ? ` (${netNote})` : "";
   if (mode === "async") {
     return {
-      content: `execution ${execution.id} queued on ${target.name} (${risk}). Its result is delivered to you as a system note when it finishes; do not poll for it.`,
+      content: `execution ${execution.id} queued on ${target.name} (${risk})${net}. Its result is delivered to you as a system note when it finishes; do not poll for it.`,
       isError: false,
       readOnly,
       executionId: execution.id,
     };
   }
   const done = await deps.executions.runInline(execution.id, { signal: ctx.signal });
-  return { content: executionNote(done), isError: false, readOnly, executionId: done.id };
+  return { content: `${executionNote(done)}${netNote ? `\n(${netNote})` : ""}`, isError: false, readOnly, executionId: done.id };
 }

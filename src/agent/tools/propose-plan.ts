@@ -26,6 +26,13 @@ export const proposePlan = toolDefine({
               target: targetName.optional(),
               command: command.optional(),
               destructive: z.boolean().optional().describe("true if the step loses data or availability"),
+              without_snapshot: z
+                .boolean()
+                .optional()
+                .describe(
+                  "true if this step may change its guest even when the guest cannot be snapshotted first (its storage cannot " +
+                    "snapshot); the plan card tells the operator. Leave it out and such a step asks the operator instead.",
+                ),
             })
             .strict(),
         )

@@ -204,6 +204,9 @@ function Steps({ steps }: { steps: PlanStep[] }) {
           {s.destructive && <span class="chip risk-destructive">destructive</span>}
           {s.command && <code class="cmd block">{s.command}</code>}
           {s.destructive && s.effect && <div class="effect">This step {s.effect}.</div>}
+          {s.without_snapshot && (
+            <div class="effect">Goes ahead without a safety net if {s.target ?? "its guest"} cannot be snapshotted.</div>
+          )}
         </li>
       ))}
     </ol>

@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { SESSION_EVENT_TYPES } from "../../events/contract.js";
 import { api } from "./api.js";
 import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
+import { PlanSafetyNet, SnapshotCard } from "./guest-snapshots.js";
 import { Markdown } from "./markdown.js";
 import { can } from "./role.js";
 import {
@@ -98,7 +99,7 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
   );
 }
 
-function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
+function TurnView({ turn, ctx, snapshots }: { turn: Turn; ctx: CardContext; snapshots: Timeline["snapshots"] }) {
   return (
     <article class={`turn ${turn.kind} st-${turn.status}`} data-turn={turn.turnId}>
       {turn.kind === "continuation" && (
@@ -119,7 +120,12 @@ function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
             <ToolCard part={p} ctx={ctx} />
           )
         ) : p.type === "plan" ? (
-          <PlanCard part={p} ctx={ctx} />
+          <div class="plan-with-net">
+            <PlanCard part={p} ctx={ctx} />
+            <PlanSafetyNet planId={p.planId} snapshots={snapshots} ctx={ctx} />
+          </div>
+        ) : p.type === "snapshot" ? (
+          <SnapshotCard s={snapshots[p.snapshotId]} ctx={ctx} />
         ) : p.type === "approval" ? (
           <ApprovalCard approvalId={p.approvalId} ctx={ctx} />
         ) : p.type === "outcome" ? (
@@ -271,7 +277,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
               <div class="bubble">{e.message.text}</div>
             </div>
           ) : (
-            <TurnView turn={e.turn} ctx={ctx} />
+            <TurnView turn={e.turn} ctx={ctx} snapshots={t.snapshots} />
           ),
         )}
         <div ref={bottom} />

@@ -7,6 +7,7 @@ import { render, useEffect, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { BackgroundNotices } from "./background-notices.js";
 import { Chat } from "./chat.js";
+import { SnapshotsPage } from "./guest-snapshots.js";
 import { can, type Role, setRole } from "./role.js";
 import { NotificationSettings } from "./settings-notifications.js";
 
@@ -97,11 +98,13 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
   );
 }
 
+const hashSnapshots = () => location.hash === "#/snapshots";
 const hashSession = () => /^#\/s\/([0-9a-f-]{36})$/.exec(location.hash)?.[1];
 const hashSettings = () => location.hash === "#/settings";
 
 function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   const [sessions, setSessions] = useState<SessionItem[]>([]);
+  const [snapshotsView, setSnapshotsView] = useState(hashSnapshots());
   const [current, setCurrent] = useState<string | undefined>(hashSession());
   const [settings, setSettings] = useState(hashSettings());
   const [menu, setMenu] = useState(false);
@@ -109,6 +112,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   useEffect(() => {
     void load();
     const onHash = () => {
+      setSnapshotsView(hashSnapshots());
       setCurrent(hashSession());
       setSettings(hashSettings());
       setMenu(false);
@@ -149,6 +153,9 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
             </a>
           ))}
         </nav>
+        <a class={`session${snapshotsView ? " current" : ""}`} href="#/snapshots" data-nav="snapshots">
+          <span class="session-title">Snapshots</span>
+        </a>
         <div class="who">
           <span>
             {me.operator?.username}
@@ -173,6 +180,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         <button type="button" class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions">
           ☰
         </button>
+        {snapshotsView && <SnapshotsPage />}
         {me.notices.map((n) => (
           <p class="notice">{n}</p>
         ))}
@@ -181,7 +189,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           <NotificationSettings />
         ) : current ? (
           <Chat sessionId={current} listTitle={sessions.find((s) => s.id === current)?.title} onChanged={() => void load()} />
-        ) : (
+        ) : snapshotsView ? null : (
           <div class="welcome">
             <p>{can("operator") ? "Pick a session, or start a new one." : "Pick a session to follow it (you may read, not act)."}</p>
             {can("operator") && (

@@ -5,7 +5,7 @@
 // replays the stream from the start rebuilds exactly the same view.
 // Invariant: an event id is applied once (a replayed or resent id is
 // ignored), so reconnects can never duplicate text.
-import type { SessionEventType } from "../../events/contract.js";
+import type { SessionEventType, SnapshotView } from "../../events/contract.js";
 
 /**
  * An event as the stream sends it. Its type is one of the contract's
@@ -57,6 +57,8 @@ export interface PlanStep {
   destructive?: boolean;
   /** For a destructive step: what it does, in plain words. */
   effect?: string;
+  /** Goes ahead without a safety net when its guest cannot be snapshotted (issue 17). */
+  without_snapshot?: boolean;
 }
 
 export type Part =
@@ -65,6 +67,7 @@ export type Part =
   | { type: "plan"; planId: string; approvalId: string; goal: string; steps: PlanStep[] }
   | { type: "approval"; approvalId: string }
   | { type: "outcome"; outcome: string; summary: string; needs: string | null }
+  | { type: "snapshot"; snapshotId: string }
   | { type: "error"; message: string };
 
 export interface ToolResult {
@@ -98,6 +101,8 @@ export interface Timeline {
   turns: Turn[];
   approvals: Record<string, Approval>;
   executions: Record<string, Execution>;
+  /** Guest snapshots of the session (the safety net, issue 17), by id. */
+  snapshots: Record<string, SnapshotView>;
   assent: { open: boolean; expiresAt: string | null; scopeTargets?: string[] };
   /** How long approving opens the window for (NOMOS_ASSENT_MINUTES, from GET /api/sessions/:id). */
   assentMinutes: number;
@@ -110,6 +115,7 @@ export const emptyTimeline = (): Timeline => ({
   turns: [],
   approvals: {},
   executions: {},
+  snapshots: {},
   assent: { open: false, expiresAt: null },
   assentMinutes: 30,
   lastEventId: "0",
@@ -186,6 +192,7 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
     turns: prev.turns.map((x) => ({ ...x, parts: [...x.parts] })),
     approvals: { ...prev.approvals },
     executions: { ...prev.executions },
+    snapshots: { ...prev.snapshots },
     operator: [...prev.operator],
     lastEventId: e.id,
     // ISO timestamps: a string comparison, not Math.max (which would give NaN).
@@ -290,6 +297,21 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
         needs: str(d.needs) ?? null,
       });
       break;
+    case "snapshot_recorded": {
+      const snap = d.snapshot as SnapshotView | undefined;
+      if (!snap?.id) break;
+      // The card goes where the snapshot was first recorded, before the step
+      // it was taken for (that step's card is waiting for its result);
+      // later changes update it in place.
+      if (!t.snapshots[snap.id]) {
+        const parts = turnFor(t, e).parts;
+        const last = parts[parts.length - 1];
+        const at = last?.type === "tool" && !last.result ? parts.length - 1 : parts.length;
+        parts.splice(at, 0, { type: "snapshot", snapshotId: snap.id });
+      }
+      t.snapshots[snap.id] = snap;
+      break;
+    }
     default: {
       // Every type of the contract has a case above (the compiler checks);
       // one unknown to this build of the page is skipped.
