@@ -17,7 +17,7 @@ import { startMessagesDouble } from "../model-double/messages-double.js";
 import { startModelMeter } from "./model-meter.js";
 import { startNomos } from "./nomos-process.js";
 import { playOperator } from "./operator.js";
-import { costUsd, type Price } from "./pricing.js";
+import { costUsd, type Price } from "../usage/pricing.js";
 import type { Scenario, ScenarioWorld } from "./scenario.js";
 
 export interface ScenarioResult {

@@ -21,6 +21,8 @@ import { requestLog } from "./request-log.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { authRoutes } from "./routes/auth.js";
 import { eventRoutes } from "./routes/events.js";
+import { operatorEventRoutes } from "./routes/operator-events.js";
+import { sessionExportRoutes } from "./routes/session-export.js";
 import { executionRoutes } from "./routes/executions.js";
 import { type HealthChecks, healthRoutes } from "./routes/health.js";
 import { sessionRoutes } from "./routes/sessions.js";
@@ -61,6 +63,8 @@ export function createApp(deps: AppDeps) {
     app.use("/api/*", requireOperator(api));
     app.route("/", sessionRoutes(api));
     app.route("/", eventRoutes(api));
+    app.route("/", operatorEventRoutes(api));
+    app.route("/", sessionExportRoutes(api));
     app.route("/", approvalRoutes(api));
     app.route("/", executionRoutes(api));
     app.route("/", webRoutes({ log }));

@@ -6,11 +6,16 @@
 // - Nothing here opens or extends an assent window.
 // - run (sync) returns the result in this turn; request_execution (async)
 //   returns at once and the result comes back as a continuation.
+// - A `step` names the approved plan's step the command serves: a number
+//   the plan does not have is refused before anything is created, and the
+//   step turns running (plans/plan-steps.ts) in the transaction that
+//   creates the execution, when it was pending.
 import { approvalCreate } from "../../approvals/approval-create.js";
 import { gateDecide } from "../../assent/gate.js";
 import { assentWindowCurrent } from "../../assent/window.js";
 import { withActor } from "../../db/with-actor.js";
 import { executionNote } from "../../executions/execution-note.js";
+import { planActiveId, planStepCount, planStepMarkRunning } from "../../plans/plan-steps.js";
 import { riskReasonOf } from "../../risk/classify.js";
 import { type ToolCallContext, type ToolOutcome, type ToolRunDeps, toolFail } from "./tool.js";
 
@@ -18,7 +23,13 @@ export async function gatedCommandRun(
   deps: ToolRunDeps,
   ctx: ToolCallContext,
   mode: "sync" | "async",
-  input: { target: string; command: string; description?: string | undefined; timeout_s?: number | undefined },
+  input: {
+    target: string;
+    command: string;
+    description?: string | undefined;
+    timeout_s?: number | undefined;
+    step?: number | undefined;
+  },
 ): Promise<ToolOutcome> {
   const target = await deps.executions.resolveTarget(input.target);
   if (!target) {
@@ -29,6 +40,16 @@ export async function gatedCommandRun(
   const readOnly = risk === "read_only";
   const window = await assentWindowCurrent(deps.db, { sessionId: ctx.sessionId });
   const gate = gateDecide({ window, sessionId: ctx.sessionId, target, risk, command: input.command });
+  const servedPlanId = input.step !== undefined ? await planActiveId(deps.db, { sessionId: ctx.sessionId, windowPlanId: window.planId }) : null;
+  if (input.step !== undefined) {
+    if (!servedPlanId) return toolFail("step: this session has no approved, unfinished plan; leave `step` out or propose a plan");
+    const count = await planStepCount(deps.db, { planId: servedPlanId });
+    if (input.step > count) return toolFail(`step: the approved plan has steps 1 to ${count}; there is no step ${input.step}`);
+  }
+  const markStep = async (tx: typeof deps.db) => {
+    if (servedPlanId && input.step !== undefined)
+      await planStepMarkRunning(tx, { planId: servedPlanId, sessionId: ctx.sessionId, turnId: ctx.turnId, step: input.step });
+  };
   const actor = `agent:${ctx.sessionId}`;
   const description = input.description ?? null;
   const timeoutS = input.timeout_s;
@@ -42,6 +63,7 @@ export async function gatedCommandRun(
     description,
     risk,
     riskReason: riskReasonOf({ risk, reasons }),
+    planStep: servedPlanId ? (input.step ?? null) : null,
     ...(timeoutS !== undefined ? { timeoutS } : {}),
   };
 
@@ -72,9 +94,10 @@ export async function gatedCommandRun(
     };
   }
 
-  const execution = await withActor(deps.db, actor, (tx) =>
-    deps.executions.create(tx, { ...step, mode, status: "approved", deliveredInline: mode === "sync" }),
-  );
+  const execution = await withActor(deps.db, actor, async (tx) => {
+    await markStep(tx);
+    return deps.executions.create(tx, { ...step, mode, status: "approved", deliveredInline: mode === "sync" });
+  });
   if (mode === "async") {
     return {
       content: `execution ${execution.id} queued on ${target.name} (${risk}). Its result is delivered to you as a system note when it finishes; do not poll for it.`,

@@ -5,7 +5,7 @@
 // replays the stream from the start rebuilds exactly the same view.
 // Invariant: an event id is applied once (a replayed or resent id is
 // ignored), so reconnects can never duplicate text.
-import type { SessionEventType } from "../../events/contract.js";
+import type { SessionEventType, UsageView } from "../../events/contract.js";
 
 /**
  * An event as the stream sends it. Its type is one of the contract's
@@ -64,7 +64,7 @@ export type Part =
   | { type: "tool"; id: string; name: string; input: Record<string, unknown>; result?: ToolResult }
   | { type: "plan"; planId: string; approvalId: string; goal: string; steps: PlanStep[] }
   | { type: "approval"; approvalId: string }
-  | { type: "outcome"; outcome: string; summary: string; needs: string | null }
+  | { type: "outcome"; outcome: string; summary: string; needs: string | null; usage?: UsageView | null }
   | { type: "error"; message: string };
 
 export interface ToolResult {
@@ -288,7 +288,11 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
         outcome: str(d.outcome) ?? "verified",
         summary: str(d.summary) ?? "",
         needs: str(d.needs) ?? null,
+        usage: (d.usage as UsageView | null | undefined) ?? null,
       });
+      break;
+    case "plan_updated":
+      // The checklist follows it (plan-checklist.ts); the transcript shows no card for it.
       break;
     default: {
       // Every type of the contract has a case above (the compiler checks);
