@@ -122,6 +122,8 @@ export interface PlanChecklistView {
   summary: string | null;
   needs: string | null;
   finishedAt: string | null;
+  /** The plan's tokens and estimated cost so far (model calls made while its window was open). */
+  usage: UsageView;
 }
 
 /** Tokens a session or a plan used, and what they cost (usage/usage-summary.ts); costUsd null when the model has no price. */

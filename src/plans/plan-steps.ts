@@ -20,6 +20,7 @@ import type { Database, PlanStepStatus } from "../db/schema.js";
 import { DomainError } from "../errors/domain-error.js";
 import type { PlanChecklistView } from "../events/contract.js";
 import { sessionEventsAppend } from "../events/session-events.js";
+import { modelCallsSum } from "../usage/model-calls.js";
 
 /** From which statuses each status may be reached (besides itself, which only updates the note). */
 const FROM: Record<Exclude<PlanStepStatus, "pending">, PlanStepStatus[]> = {
@@ -85,6 +86,7 @@ export async function planChecklist(db: Kysely<Database>, p: { planId: string })
     summary: plan.outcome_summary,
     needs: plan.outcome_needs,
     finishedAt: plan.finished_at?.toISOString() ?? null,
+    usage: await modelCallsSum(db, { planId: plan.id }),
   };
 }
 

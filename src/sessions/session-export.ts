@@ -50,7 +50,7 @@ export interface SessionExport {
   exportedAt: string;
   session: { id: string; title: string; createdAt: string; state: SessionState };
   messages: MessageView[];
-  plans: (PlanChecklistView & { createdAt: string; decidedAt: string | null; usage: UsageView })[];
+  plans: (PlanChecklistView & { createdAt: string; decidedAt: string | null })[];
   executions: ExportedExecution[];
   approvals: ApprovalView[];
   usage: UsageView;
@@ -83,7 +83,6 @@ export async function sessionExport(db: Kysely<Database>, p: { sessionId: string
       ...checklist,
       createdAt: plan.created_at.toISOString(),
       decidedAt: plan.decided_at?.toISOString() ?? null,
-      usage: await modelCallsSum(db, { planId: plan.id }),
     });
   }
   return {

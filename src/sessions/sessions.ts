@@ -122,8 +122,8 @@ export async function sessionView(db: Kysely<Database>, p: { sessionId: string }
     runningTurn: running ? { id: running.id, kind: running.kind } : null,
     state: states[0]?.state ?? "idle",
     usage,
-    /** The latest approved plan's checklist, with its own usage; null before any plan is approved. */
-    plan: plan ? { ...plan, usage: await modelCallsSum(db, { planId: plan.planId }) } : null,
+    /** The latest approved plan's checklist, with its usage; null before any plan is approved. */
+    plan: plan ?? null,
     messages: messages.map(messageView),
   };
 }

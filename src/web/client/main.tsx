@@ -7,6 +7,7 @@ import { render, useEffect, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { Chat } from "./chat.js";
 import { can, type Role, setRole } from "./role.js";
+import { type SessionState, StateChip, tabTitle, useSessionStates } from "./session-state.js";
 
 interface Me {
   operator: { username: string; role: Role } | null;
@@ -19,6 +20,7 @@ interface SessionItem {
   title: string;
   lastActivityAt: string;
   pendingApprovals: number;
+  state?: SessionState;
 }
 
 function Login({ me, onDone }: { me: Me; onDone(): void }) {
@@ -109,13 +111,25 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
       setMenu(false);
     };
     addEventListener("hashchange", onHash);
-    // Other sessions change too (a continuation asks for approval elsewhere): refresh the list now and then.
-    const timer = setInterval(() => void load().catch(() => {}), 15_000);
-    return () => {
-      removeEventListener("hashchange", onHash);
-      clearInterval(timer);
-    };
+    return () => removeEventListener("hashchange", onHash);
   }, []);
+  // Other sessions change too (a continuation asks for approval elsewhere): the operator-wide stream says so.
+  useSessionStates(
+    (u) =>
+      setSessions((prev) =>
+        prev.some((s) => s.id === u.sessionId)
+          ? prev.map((s) =>
+              s.id === u.sessionId
+                ? { ...s, state: u.state, title: u.title, pendingApprovals: u.pendingApprovals, lastActivityAt: u.updatedAt }
+                : s,
+            )
+          : (void load().catch(() => {}), prev),
+      ),
+    () => void load().catch(() => {}),
+  );
+  useEffect(() => {
+    document.title = tabTitle(sessions, current);
+  }, [sessions, current]);
   const create = async () => {
     const { id } = await api<{ id: string }>("POST", "/api/sessions", {});
     await load();
@@ -136,6 +150,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           {sessions.map((s) => (
             <a class={`session${s.id === current ? " current" : ""}`} href={`#/s/${s.id}`}>
               <span class="session-title">{s.title}</span>
+              <StateChip state={s.state} />
               {s.pendingApprovals > 0 && (
                 <span class="pending-count" title="approvals waiting">
                   {s.pendingApprovals}
