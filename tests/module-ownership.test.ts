@@ -21,6 +21,10 @@ const OWNERS: Record<string, string[]> = {
   nomos_plan_executions: ["continuation/ledger.ts", "turns/continuation-queue.ts", "executions/lifecycle.ts"],
   // turn-store.ts changes turns.status; continuation-queue.ts inserts a queued turn.
   turns: ["turns/turn-store.ts", "turns/continuation-queue.ts"],
+  // plan-steps.ts: "the only module that writes plan_steps" (issue 16).
+  plan_steps: ["plans/plan-steps.ts"],
+  // model-calls.ts: "the only module that writes model_calls".
+  model_calls: ["usage/model-calls.ts"],
 };
 
 /** db/connect.ts: nothing else calls postgres(). */

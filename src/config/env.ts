@@ -10,7 +10,6 @@
 // true. A bad value never gets past this module: it becomes one
 // ConfigError line naming the variable and what is wrong with it.
 import { z } from "zod";
-import type { ModelPrices } from "../usage/pricing.js";
 
 /** An empty string (`FOO=` in a .env file) means "not set", as users expect. */
 const unsetIfEmpty = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
@@ -177,8 +176,10 @@ export interface Config {
     cache?: boolean;
     /** Trim history to fit this many tokens (NOMOS_MODEL_CONTEXT_TOKENS). */
     contextTokens?: number | undefined;
-    /** NOMOS_MODEL_PRICES, as usage/pricing.ts's ModelPrices (USD per million tokens). */
-    prices?: ModelPrices | undefined;
+    /** NOMOS_MODEL_PRICES: the shape of usage/pricing.ts's ModelPrices (USD per million tokens). */
+    prices?:
+      | Record<string, { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok?: number; cacheWritePerMTok?: number }>
+      | undefined;
   };
   /** NOMOS_WINDOW_TOKEN_BUDGET: an assent window closes ('budget') once its tokens pass this. */
   windowTokenBudget?: number | undefined;
