@@ -13,7 +13,11 @@
 // - close() is idempotent and ends open streams, so a test never hangs on it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type DoubleBlock, errorType, type InputUsage, type SseEvent, type StopReason, sseFrame, streamEvents, wireMessage } from "./wire.js";
+import {
+  type DoubleBlock,
+  errorType,
+  type InputUsage,
+  type WireMessage, type SseEvent, type StopReason, sseFrame, streamEvents, wireMessage } from "./wire.js";
 
 /** What the policy sees of one request. */
 export interface DoubleRequest {
@@ -53,6 +57,8 @@ export interface InjectedFailure {
 export interface RecordedRequest extends DoubleRequest {
   /** The failure injected for it, if any (then the policy was not asked). */
   injected?: InjectedFailure;
+  /** The usage the answer reported (absent for a failed request), so a test can sum what the agent was told. */
+  reported?: WireMessage["usage"];
 }
 
 export interface MessagesDouble {
@@ -185,6 +191,7 @@ export async function startMessagesDouble(options: MessagesDoubleOptions = {}): 
     const reply = await policy(request);
     if (reply.hold) await reply.hold;
     const message = wireMessage(request.model, reply.content, reply.stopReason, inputUsage(body, cachedPrefixes));
+    request.reported = message.usage;
     if (!request.stream) {
       res.writeHead(200, { "content-type": "application/json", "request-id": `req_double_${request.index}` });
       res.end(JSON.stringify(message));
