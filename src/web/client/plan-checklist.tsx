@@ -110,7 +110,7 @@ export function PlanChecklist({ checklist }: { checklist: PlanChecklistView | nu
   const finished = checklist.outcome !== null;
   const done = checklist.steps.filter((s) => s.status === "done" || s.status === "skipped").length;
   return (
-    <details class={`checklist${finished ? ` outcome-${checklist.outcome}` : ""}`} open={!finished} data-plan={checklist.planId}>
+    <details class={`checklist${finished ? ` outcome-${checklist.outcome}` : ""}`} open data-plan={checklist.planId}>
       <summary>
         <span class="checklist-kind">Plan</span>
         <span class="checklist-goal">{checklist.goal}</span>
