@@ -123,7 +123,11 @@ describe("update_plan and the steps commands serve", () => {
     ]);
 
     // The execution records the step it served; the audit trail has every change.
-    const e = await db().selectFrom("executions").select(["plan_step", "plan_id"]).where("session_id", "=", sessionId).executeTakeFirstOrThrow();
+    const e = await db()
+      .selectFrom("executions")
+      .select(["plan_step", "plan_id"])
+      .where("session_id", "=", sessionId)
+      .executeTakeFirstOrThrow();
     expect(e).toEqual({ plan_step: 2, plan_id: planId });
     const audited = await db()
       .selectFrom("audit.events")
@@ -161,7 +165,9 @@ describe("update_plan and the steps commands serve", () => {
     ]);
     const results = (await toolResults(sessionId)).slice(1); // after propose_plan's
     expect(results.map((r) => r.isError)).toEqual([true, true, true, false, true]);
-    expect(results[0]!.content).toMatch(/^update_plan: step 9 is not a step of plan \S+: its steps are numbered 1 to 3; nothing was changed$/);
+    expect(results[0]!.content).toMatch(
+      /^update_plan: step 9 is not a step of plan \S+: its steps are numbered 1 to 3; nothing was changed$/,
+    );
     expect(results[1]!.content).toMatch(/steps\.0\.step: steps are numbered from 1/);
     expect(results[2]!.content).toBe("step: the approved plan has steps 1 to 3; there is no step 7");
     expect(results[4]!.content).toMatch(/step 2 is done; it cannot become running \(done and skipped steps are final/);

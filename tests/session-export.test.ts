@@ -77,7 +77,12 @@ async function workedSession(): Promise<string> {
   );
   await req(`/api/sessions/${id}/messages`, { method: "POST", body: { text: "set up nginx on pve1" } });
   await h.turns.idle(id);
-  const plan = await db().selectFrom("approvals").select("id").where("session_id", "=", id).where("kind", "=", "plan").executeTakeFirstOrThrow();
+  const plan = await db()
+    .selectFrom("approvals")
+    .select("id")
+    .where("session_id", "=", id)
+    .where("kind", "=", "plan")
+    .executeTakeFirstOrThrow();
   expect((await req(`/api/approvals/${plan.id}`, { method: "POST", body: { decision: "approve" } })).status).toBe(200);
   await req(`/api/sessions/${id}/messages`, { method: "POST", body: { text: "carry on" } });
   await h.turns.idle(id);

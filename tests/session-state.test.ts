@@ -42,17 +42,23 @@ describe("the rule", () => {
     expect(sessionStateOf(facts)).toBe("idle");
     expect(sessionStateOf({ ...facts, turnActive: true, pendingApprovals: 1 })).toBe("working");
     expect(sessionStateOf({ ...facts, pendingApprovals: 2, lastPlanOutcome: "verified", lastPlanFinishedAt: t0 })).toBe("needs_approval");
-    expect(sessionStateOf({ ...facts, lastPlanOutcome: "verified", lastPlanFinishedAt: t0, lastTurnStatus: "completed", lastTurnFinishedAt: t1 })).toBe(
-      "finished",
-    );
+    expect(
+      sessionStateOf({
+        ...facts,
+        lastPlanOutcome: "verified",
+        lastPlanFinishedAt: t0,
+        lastTurnStatus: "completed",
+        lastTurnFinishedAt: t1,
+      }),
+    ).toBe("finished");
     expect(sessionStateOf({ ...facts, lastPlanOutcome: "blocked", lastPlanFinishedAt: t0 })).toBe("blocked");
     expect(sessionStateOf({ ...facts, lastTurnStatus: "failed", lastTurnFinishedAt: t0 })).toBe("failed");
-    expect(sessionStateOf({ ...facts, lastPlanOutcome: "verified", lastPlanFinishedAt: t1, lastTurnStatus: "failed", lastTurnFinishedAt: t0 })).toBe(
-      "finished",
-    );
-    expect(sessionStateOf({ ...facts, lastPlanOutcome: "verified", lastPlanFinishedAt: t0, lastTurnStatus: "failed", lastTurnFinishedAt: t1 })).toBe(
-      "failed",
-    );
+    expect(
+      sessionStateOf({ ...facts, lastPlanOutcome: "verified", lastPlanFinishedAt: t1, lastTurnStatus: "failed", lastTurnFinishedAt: t0 }),
+    ).toBe("finished");
+    expect(
+      sessionStateOf({ ...facts, lastPlanOutcome: "verified", lastPlanFinishedAt: t0, lastTurnStatus: "failed", lastTurnFinishedAt: t1 }),
+    ).toBe("failed");
   });
 });
 

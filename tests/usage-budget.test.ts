@@ -121,7 +121,11 @@ describe("the window's token budget", () => {
       // One model call, then the turn stopped: its tool call was answered, not run.
       expect(h.double.requests.length - from).toBe(1);
       expect(await db().selectFrom("executions").select("id").where("session_id", "=", s.id).execute()).toEqual([]);
-      const window = await db().selectFrom("assent_windows").select(["close_reason", "closed_at"]).where("session_id", "=", s.id).executeTakeFirstOrThrow();
+      const window = await db()
+        .selectFrom("assent_windows")
+        .select(["close_reason", "closed_at"])
+        .where("session_id", "=", s.id)
+        .executeTakeFirstOrThrow();
       expect(window.close_reason).toBe("budget");
       const events = await sessionEventsAfter(db(), { sessionId: s.id, afterId: "0", limit: 10_000 });
       expect(events.filter((e) => e.type === "assent_changed").map((e) => e.data)).toEqual([
@@ -130,8 +134,15 @@ describe("the window's token budget", () => {
       ]);
       const result = events.filter((e) => e.type === "tool_result").at(-1)!.data as { isError: boolean; content: string };
       expect(result.isError).toBe(true);
-      expect(result.content).toMatch(/^not run: the assent window's token budget is spent \(\d+ tokens since it opened, NOMOS_WINDOW_TOKEN_BUDGET=50\)/);
-      const turn = await db().selectFrom("turns").select("status").where("session_id", "=", s.id).orderBy("created_at", "desc").executeTakeFirstOrThrow();
+      expect(result.content).toMatch(
+        /^not run: the assent window's token budget is spent \(\d+ tokens since it opened, NOMOS_WINDOW_TOKEN_BUDGET=50\)/,
+      );
+      const turn = await db()
+        .selectFrom("turns")
+        .select("status")
+        .where("session_id", "=", s.id)
+        .orderBy("created_at", "desc")
+        .executeTakeFirstOrThrow();
       expect(turn.status).toBe("completed");
     } finally {
       delete h.agentDeps.windowTokenBudget;

@@ -57,8 +57,8 @@ describe("approve and walk away, in a browser", () => {
 
     await page.locator("text=Done: TypeType is deployed and verified").waitFor({ timeout: 60_000 });
     // Every step done, the outcome on the checklist and in the result card.
-    await page.locator("details.checklist li.step[data-status=done]").nth(4).waitFor({ timeout: 10_000 });
-    expect(await page.locator("details.checklist li.step").evaluateAll((els) => els.map((e) => e.getAttribute("data-status")))).toEqual([
+    await page.locator("details.checklist li.cl-step[data-status=done]").nth(4).waitFor({ timeout: 10_000 });
+    expect(await page.locator("details.checklist li.cl-step").evaluateAll((els) => els.map((e) => e.getAttribute("data-status")))).toEqual([
       "done",
       "done",
       "done",
@@ -80,16 +80,18 @@ describe("approve and walk away, in a browser", () => {
       expect.stringMatching(/\/export\?format=json$/),
     ]);
     const current = /#\/s\/([0-9a-f-]{36})/.exec(page.url())![1]!;
-    await page
-      .locator(`a.session[href="#/s/${current}"] .state-chip`)
-      .filter({ hasText: "finished" })
-      .waitFor({ timeout: 10_000 });
+    await page.locator(`a.session[href="#/s/${current}"] .state-chip`).filter({ hasText: "finished" }).waitFor({ timeout: 10_000 });
     await page.screenshot({ path: join(ARTIFACTS, "walk-away-finished.png"), fullPage: true });
 
     // Another session gets a pending approval while this one stays open: the list says so, live.
     const other = await page.evaluate(async (text) => {
       const post = (path: string, body: unknown) =>
-        fetch(path, { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        fetch(path, {
+          method: "POST",
+          credentials: "same-origin",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
       const { id } = (await (await post("/api/sessions", { title: "Second deployment" })).json()) as { id: string };
       await post(`/api/sessions/${id}/messages`, { text });
       return id;

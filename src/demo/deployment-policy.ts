@@ -288,7 +288,13 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
       }
       if (seen.isError || !container) return blocked(`creating the container failed: ${text}`);
       return marking(
-        runOn(`Container ${container} is running. Installing Docker from Debian's packages.`, CMD.installDocker, "run", undefined, STEP.docker),
+        runOn(
+          `Container ${container} is running. Installing Docker from Debian's packages.`,
+          CMD.installDocker,
+          "run",
+          undefined,
+          STEP.docker,
+        ),
         [{ step: STEP.create, status: "done", note: `container ${container}` }],
       );
     }

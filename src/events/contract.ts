@@ -18,16 +18,7 @@
 // - A turn's failure is `turn_failed`, never `error` (that name is the
 //   browser's own EventSource connection event). Events stored before the
 //   rename keep the type `error`; LEGACY_EVENT_TYPES maps them for replay.
-import type {
-  ApprovalKind,
-  ApprovalStatus,
-  Execution,
-  MessageKind,
-  PlanOutcome,
-  PlanStatus,
-  PlanStepStatus,
-  Risk,
-} from "../db/schema.js";
+import type { ApprovalKind, ApprovalStatus, Execution, MessageKind, PlanOutcome, PlanStatus, PlanStepStatus, Risk } from "../db/schema.js";
 
 /** An approval as the API and the stream show it; built by approvals/approval-view.ts. */
 export interface ApprovalView {

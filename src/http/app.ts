@@ -21,10 +21,10 @@ import { requestLog } from "./request-log.js";
 import { approvalRoutes } from "./routes/approvals.js";
 import { authRoutes } from "./routes/auth.js";
 import { eventRoutes } from "./routes/events.js";
-import { operatorEventRoutes } from "./routes/operator-events.js";
-import { sessionExportRoutes } from "./routes/session-export.js";
 import { executionRoutes } from "./routes/executions.js";
 import { type HealthChecks, healthRoutes } from "./routes/health.js";
+import { operatorEventRoutes } from "./routes/operator-events.js";
+import { sessionExportRoutes } from "./routes/session-export.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { webRoutes } from "./routes/web.js";
 

@@ -17,7 +17,13 @@ import {
   type DoubleBlock,
   errorType,
   type InputUsage,
-  type WireMessage, type SseEvent, type StopReason, sseFrame, streamEvents, wireMessage } from "./wire.js";
+  type SseEvent,
+  type StopReason,
+  sseFrame,
+  streamEvents,
+  type WireMessage,
+  wireMessage,
+} from "./wire.js";
 
 /** What the policy sees of one request. */
 export interface DoubleRequest {

@@ -32,7 +32,12 @@ export interface InputUsage {
 }
 
 /** The complete Message for a reply (tool_use ids filled in when the script left them out). */
-export function wireMessage(model: string, blocks: DoubleBlock[], stopReason?: StopReason, input: InputUsage = { inputTokens: 10 }): WireMessage {
+export function wireMessage(
+  model: string,
+  blocks: DoubleBlock[],
+  stopReason?: StopReason,
+  input: InputUsage = { inputTokens: 10 },
+): WireMessage {
   const content = blocks.map((b) =>
     b.type === "text"
       ? { type: "text" as const, text: b.text, citations: null }

@@ -152,12 +152,7 @@ export async function planStepsSet(
       .where((eb) => eb.or([eb("status", "in", FROM[c.status]), eb("status", "=", c.status)]))
       .where((eb) =>
         eb.exists(
-          eb
-            .selectFrom("plans")
-            .select("id")
-            .where("id", "=", p.planId)
-            .where("status", "=", "approved")
-            .where("finished_at", "is", null),
+          eb.selectFrom("plans").select("id").where("id", "=", p.planId).where("status", "=", "approved").where("finished_at", "is", null),
         ),
       )
       .returning("id")
@@ -207,9 +202,7 @@ async function announce(tx: Kysely<Database>, p: { planId: string; sessionId: st
 async function refuse(tx: Kysely<Database>, planId: string, c: PlanStepChange): Promise<never> {
   const plan = await tx.selectFrom("plans").select(["status", "finished_at"]).where("id", "=", planId).executeTakeFirst();
   if (plan && (plan.status !== "approved" || plan.finished_at)) {
-    throw new PlanStepError(
-      `plan ${planId} is ${plan.finished_at ? "finished" : plan.status}: its checklist no longer changes`,
-    );
+    throw new PlanStepError(`plan ${planId} is ${plan.finished_at ? "finished" : plan.status}: its checklist no longer changes`);
   }
   const row = await tx
     .selectFrom("plan_steps")

@@ -94,7 +94,8 @@ export function sessionExportMarkdown(x: SessionExport): string {
   out.push("## Approvals", "");
   if (x.approvals.length === 0) out.push("No approval was asked for.", "");
   for (const a of x.approvals) {
-    const what = a.kind === "plan" ? `plan "${inline(a.goal ?? "")}"` : `\`${inline(a.command ?? "")}\` on ${a.target ?? "?"} (${a.risk ?? "?"})`;
+    const what =
+      a.kind === "plan" ? `plan "${inline(a.goal ?? "")}"` : `\`${inline(a.command ?? "")}\` on ${a.target ?? "?"} (${a.risk ?? "?"})`;
     const decided = a.decidedAt ? `${a.status} by ${a.decidedBy ?? "?"} via ${a.decidedVia ?? "?"} at ${a.decidedAt}` : a.status;
     out.push(`- ${a.createdAt}: ${what} — ${decided}`);
   }
@@ -106,5 +107,8 @@ export function sessionExportMarkdown(x: SessionExport): string {
     if (text === "") continue;
     out.push(`**${WHO[m.kind] ?? m.kind}** · ${m.createdAt}`, "", text, "");
   }
-  return `${out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${out
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }

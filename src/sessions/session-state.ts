@@ -31,7 +31,8 @@ export function sessionStateOf(f: SessionStateFacts): SessionState {
   if (f.turnActive) return "working";
   if (f.pendingApprovals > 0) return "needs_approval";
   const failedLast =
-    f.lastTurnStatus === "failed" && (!f.lastPlanFinishedAt || (f.lastTurnFinishedAt !== null && f.lastTurnFinishedAt > f.lastPlanFinishedAt));
+    f.lastTurnStatus === "failed" &&
+    (!f.lastPlanFinishedAt || (f.lastTurnFinishedAt !== null && f.lastTurnFinishedAt > f.lastPlanFinishedAt));
   if (failedLast) return "failed";
   if (f.lastPlanOutcome === "verified") return "finished";
   if (f.lastPlanOutcome === "blocked") return "blocked";

@@ -46,10 +46,7 @@ export async function modelCallRecord(
 }
 
 /** Sums the calls of a session, of a plan, or of a session since a moment. costUsd is null when no call had a price. */
-export async function modelCallsSum(
-  db: Kysely<Database>,
-  p: { sessionId?: string; planId?: string; since?: Date },
-): Promise<UsageView> {
+export async function modelCallsSum(db: Kysely<Database>, p: { sessionId?: string; planId?: string; since?: Date }): Promise<UsageView> {
   let q = db
     .selectFrom("model_calls")
     .select([

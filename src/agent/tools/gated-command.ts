@@ -40,7 +40,8 @@ export async function gatedCommandRun(
   const readOnly = risk === "read_only";
   const window = await assentWindowCurrent(deps.db, { sessionId: ctx.sessionId });
   const gate = gateDecide({ window, sessionId: ctx.sessionId, target, risk, command: input.command });
-  const servedPlanId = input.step !== undefined ? await planActiveId(deps.db, { sessionId: ctx.sessionId, windowPlanId: window.planId }) : null;
+  const servedPlanId =
+    input.step !== undefined ? await planActiveId(deps.db, { sessionId: ctx.sessionId, windowPlanId: window.planId }) : null;
   if (input.step !== undefined) {
     if (!servedPlanId) return toolFail("step: this session has no approved, unfinished plan; leave `step` out or propose a plan");
     const count = await planStepCount(deps.db, { planId: servedPlanId });

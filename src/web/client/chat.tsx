@@ -6,21 +6,13 @@
 // after it. The composer sends messages; the assent badge shows the time
 // left and Stop, which revokes the window and aborts the turn on the server.
 import { useEffect, useRef, useState } from "hono/jsx/dom";
+import type { PlanChecklistView } from "../../events/contract.js";
 import { SESSION_EVENT_TYPES } from "../../events/contract.js";
 import { api } from "./api.js";
 import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
 import { Markdown } from "./markdown.js";
-import {
-  type ChecklistState,
-  checklistApply,
-  emptyChecklist,
-  PlanChecklist,
-  ResultCard,
-  stepLine,
-  tokensText,
-} from "./plan-checklist.js";
+import { type ChecklistState, checklistApply, emptyChecklist, PlanChecklist, ResultCard, stepLine, tokensText } from "./plan-checklist.js";
 import { can } from "./role.js";
-import type { PlanChecklistView } from "../../events/contract.js";
 import {
   type ApiEvent,
   type Approval,
@@ -286,12 +278,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       <header class="chat-head">
         <h2 class="title">{listTitle ?? title}</h2>
         {connection !== "live" && <span class="conn">{connection}…</span>}
-        <AssentBar
-          t={t}
-          sessionId={sessionId}
-          checklist={checklist}
-          onAssent={(assent) => setT((prev) => ({ ...prev, assent }))}
-        />
+        <AssentBar t={t} sessionId={sessionId} checklist={checklist} onAssent={(assent) => setT((prev) => ({ ...prev, assent }))} />
         <div class="chat-sub">
           {stepLine(checklist.current) && <span class="step-line">{stepLine(checklist.current)}</span>}
           {checklist.current && <span class="plan-usage">{tokensText(checklist.current.usage)}</span>}

@@ -3,7 +3,7 @@
 // The page's entry: who is logged in (or the first-operator form when there
 // is none), the session list, and the chat of the selected session (its id
 // in the URL hash, so a refresh and the back button keep the place).
-import { render, useEffect, useState } from "hono/jsx/dom";
+import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { Chat } from "./chat.js";
 import { can, type Role, setRole } from "./role.js";
@@ -103,7 +103,12 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   const [sessions, setSessions] = useState<SessionItem[]>([]);
   const [current, setCurrent] = useState<string | undefined>(hashSession());
   const [menu, setMenu] = useState(false);
-  const load = async () => setSessions((await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions);
+  const known = useRef(new Set<string>());
+  const load = async () => {
+    const list = (await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions;
+    known.current = new Set(list.map((s) => s.id));
+    setSessions(list);
+  };
   useEffect(() => {
     void load();
     const onHash = () => {
@@ -115,16 +120,20 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   }, []);
   // Other sessions change too (a continuation asks for approval elsewhere): the operator-wide stream says so.
   useSessionStates(
-    (u) =>
+    (u) => {
+      // A session this list has not seen yet (created elsewhere): read the list again.
+      if (!known.current.has(u.sessionId)) {
+        void load().catch(() => {});
+        return;
+      }
       setSessions((prev) =>
-        prev.some((s) => s.id === u.sessionId)
-          ? prev.map((s) =>
-              s.id === u.sessionId
-                ? { ...s, state: u.state, title: u.title, pendingApprovals: u.pendingApprovals, lastActivityAt: u.updatedAt }
-                : s,
-            )
-          : (void load().catch(() => {}), prev),
-      ),
+        prev.map((s) =>
+          s.id === u.sessionId
+            ? { ...s, state: u.state, title: u.title, pendingApprovals: u.pendingApprovals, lastActivityAt: u.updatedAt }
+            : s,
+        ),
+      );
+    },
     () => void load().catch(() => {}),
   );
   useEffect(() => {

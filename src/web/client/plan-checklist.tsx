@@ -120,13 +120,13 @@ export function PlanChecklist({ checklist }: { checklist: PlanChecklistView | nu
       </summary>
       <ol class="checklist-steps">
         {checklist.steps.map((s) => (
-          <li class={`step st-${s.status}`} data-step={String(s.step)} data-status={s.status}>
-            <span class="step-mark" aria-hidden="true">
+          <li class={`cl-step st-${s.status}`} data-step={String(s.step)} data-status={s.status}>
+            <span class="cl-mark" aria-hidden="true">
               {MARK[s.status] ?? "○"}
             </span>
-            <span class="step-title">{s.title}</span>
-            <span class="step-status">{s.status}</span>
-            {s.note && <span class="step-note">{s.note}</span>}
+            <span class="cl-title">{s.title}</span>
+            <span class="cl-status">{s.status}</span>
+            {s.note && <span class="cl-note">{s.note}</span>}
           </li>
         ))}
       </ol>

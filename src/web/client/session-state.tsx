@@ -31,10 +31,7 @@ export function StateChip({ state }: { state: SessionState | undefined }) {
  * Follows GET /api/events: onState for each session_state, onReady when the
  * stream (re)connects, so the caller reloads the list once to cover a gap.
  */
-export function useSessionStates(
-  onState: (s: OperatorEventData["session_state"]) => void,
-  onReady: () => void,
-): void {
+export function useSessionStates(onState: (s: OperatorEventData["session_state"]) => void, onReady: () => void): void {
   useEffect(() => {
     const es = new EventSource("/api/events");
     es.addEventListener("ready", () => onReady());
@@ -52,7 +49,7 @@ export function useSessionStates(
 
 /** The tab title: pending approvals across sessions first, else the open session's state. */
 export function tabTitle(sessions: { id: string; state?: SessionState; pendingApprovals: number }[], current: string | undefined): string {
-  const pending = sessions.reduce((n, s) => n + (s.pendingApprovals > 0 ? s.pendingApprovals : 0), 0);
+  const pending = sessions.reduce((n, s) => n + Math.max(0, s.pendingApprovals), 0);
   if (pending > 0) return `(${pending}) Nomos — approval needed`;
   const state = sessions.find((s) => s.id === current)?.state;
   if (state && state !== "idle") return `Nomos — ${LABEL[state]}`;
