@@ -80,6 +80,7 @@ describe("session events", () => {
         "message",
         "plan_finished",
         "plan_proposed",
+        "plan_updated",
         "text_delta",
         "tool_result",
         "tool_use",

@@ -55,5 +55,6 @@ export const planStep = z
   .number()
   .int()
   .min(1, "steps are numbered from 1")
+  .max(1000)
   .optional()
-  .describe("The number of the approved plan's step this command serves (from 1); marks it running");
+  .describe("The approved plan's step this serves (from 1)");

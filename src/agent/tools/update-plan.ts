@@ -13,19 +13,16 @@ import { toolDefine, toolFail } from "./tool.js";
 export const updatePlan = toolDefine({
   name: "update_plan",
   description:
-    "Mark progress on the approved plan's steps (numbered from 1, as proposed): running when you start a step, done " +
-    "when its result is verified, failed (with a note) when it failed, skipped when it is not needed. The operator " +
-    "watches this checklist; keep it true. run and request_execution may name the step they serve (`step`), which " +
-    "marks it running.",
+    "Mark steps of the approved plan (numbered from 1) running, done (verified), failed or skipped. The operator watches this checklist.",
   inputSchema: z
     .object({
       steps: z
         .array(
           z
             .object({
-              step: z.number().int().min(1, "steps are numbered from 1").describe("The step's number in the plan, from 1"),
+              step: z.number().int().min(1, "steps are numbered from 1").max(1000),
               status: z.enum(["running", "done", "failed", "skipped"]),
-              note: z.string().min(1).max(2000).optional().describe("A few words for the operator: what was seen, why"),
+              note: z.string().min(1).max(2000).optional(),
             })
             .strict(),
         )
