@@ -288,7 +288,7 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
         outcome: str(d.outcome) ?? "verified",
         summary: str(d.summary) ?? "",
         needs: str(d.needs) ?? null,
-        usage: (d.usage as UsageView | null | undefined) ?? null,
+        ...(d.usage ? { usage: d.usage as UsageView } : {}),
       });
       break;
     case "plan_updated":
