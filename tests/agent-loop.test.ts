@@ -131,6 +131,7 @@ describe("agent tool loop", () => {
       "get_execution_status",
       "pct_create",
       "propose_plan",
+      "update_plan",
       "report_outcome",
     ]);
     expect(req.tools.at(-1)!.cache_control).toEqual({ type: "ephemeral" });
@@ -142,7 +143,7 @@ describe("agent tool loop", () => {
     };
     expect(run.type).toBe("object");
     expect(run.required).toEqual(["target", "command"]);
-    expect(Object.keys(run.properties)).toEqual(["target", "command", "timeout_s"]);
+    expect(Object.keys(run.properties)).toEqual(["target", "command", "timeout_s", "step"]);
   });
 
   it("answers a malformed tool input with an error tool_result naming the field, and goes on", async () => {

@@ -20,6 +20,7 @@ describe("the tool registry", () => {
       "get_execution_status",
       "pct_create",
       "propose_plan",
+      "update_plan",
       "report_outcome",
     ]);
     expect(new Set(TOOL_NAMES).size).toBe(TOOL_NAMES.length);

@@ -54,7 +54,8 @@ async function ask(messages: Msg[]): Promise<DoubleReply> {
   return deploymentPolicy()(request(messages));
 }
 const toolCall = (r: DoubleReply) =>
-  r.content.find((b) => b.type === "tool_use") as { name: string; input: Record<string, unknown> } | undefined;
+  // The step's call, past the checklist's bookkeeping (update_plan) sent before it.
+  r.content.find((b) => b.type === "tool_use" && b.name !== "update_plan") as { name: string; input: Record<string, unknown> } | undefined;
 
 describe("the deployment policy", () => {
   it("answers the operator's request with a plan, and the approval note with pct_create", async () => {

@@ -28,6 +28,10 @@ const OWNERS: Record<string, string[]> = {
   notification_deliveries: ["notifications/deliveries.ts"],
   notification_channels: ["notifications/channels.ts"],
   push_subscriptions: ["notifications/push-subscriptions.ts"],
+  // plan-steps.ts: "the only module that writes plan_steps" (issue 16).
+  plan_steps: ["plans/plan-steps.ts"],
+  // model-calls.ts: "the only module that writes model_calls".
+  model_calls: ["usage/model-calls.ts"],
 };
 
 /** db/connect.ts: nothing else calls postgres(). */

@@ -30,6 +30,8 @@ const NEEDS: Record<string, OperatorRole | "public"> = {
   "GET /api/sessions": "viewer",
   "GET /api/sessions/:id": "viewer",
   "GET /api/sessions/:id/events": "viewer",
+  "GET /api/sessions/:id/export": "viewer",
+  "GET /api/events": "viewer",
   "GET /api/approvals": "viewer",
   "GET /api/executions/:id": "viewer",
   "POST /api/sessions": "operator",

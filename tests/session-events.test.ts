@@ -81,6 +81,7 @@ describe("session events", () => {
         "plan_finished",
         "plan_proposed",
         "snapshot_recorded",
+        "plan_updated",
         "text_delta",
         "tool_result",
         "tool_use",

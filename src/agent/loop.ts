@@ -18,8 +18,15 @@
 //   persisted, so the session stays usable.
 // - On Stop, the partial reply streamed so far is kept (text only), and any
 //   tool_use already persisted is answered, so the next turn replays cleanly.
+// - Every model call's usage is stored (usage/model-calls.ts) against the
+//   plan of the window open at the time; when the window's token budget
+//   (NOMOS_WINDOW_TOKEN_BUDGET) is spent, the window closes with reason
+//   'budget' (assent/window-budget.ts) and the turn ends after this call:
+//   its tool calls are answered "not run", never run.
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Kysely } from "kysely";
+import { assentWindowCurrent } from "../assent/window.js";
+import { assentWindowBudgetCheck } from "../assent/window-budget.js";
 import type { Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import type { ExecutionsPort } from "../executions/executions-port.js";
@@ -27,6 +34,8 @@ import type { Logger } from "../log/logger.js";
 import { historyLoad } from "../turns/history.js";
 import { messageAppend } from "../turns/messages.js";
 import type { AgentTurnContext, AgentTurnOutcome } from "../turns/run-turn.js";
+import { modelCallRecord } from "../usage/model-calls.js";
+import type { ModelPrices } from "../usage/pricing.js";
 import { contextFit, historyTrim } from "./context-trim.js";
 import { toolRun } from "./tool-runner.js";
 import { toolDefinitions } from "./tools.js";
@@ -49,6 +58,10 @@ export interface AgentDeps {
   cache?: boolean;
   /** The model's context window: the history sent is trimmed to fit (NOMOS_MODEL_CONTEXT_TOKENS). */
   contextTokens?: number;
+  /** NOMOS_MODEL_PRICES: prices by model, over the defaults of usage/pricing.ts. */
+  prices?: ModelPrices;
+  /** NOMOS_WINDOW_TOKEN_BUDGET: tokens an assent window may spend before it closes ('budget'). */
+  windowTokenBudget?: number;
 }
 
 type Block = Anthropic.ContentBlockParam;
@@ -131,6 +144,18 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       clearTimeout(idle);
       ctx.signal.removeEventListener("abort", onStop);
     }
+    const budget = await withActor(deps.db, actor, async (tx) => {
+      const window = await assentWindowCurrent(tx, { sessionId: ctx.sessionId });
+      await modelCallRecord(tx, {
+        sessionId: ctx.sessionId,
+        turnId: ctx.turnId,
+        planId: window.planId,
+        model: deps.model,
+        usage: reply.usage,
+        ...(deps.prices ? { prices: deps.prices } : {}),
+      });
+      return assentWindowBudgetCheck(tx, { sessionId: ctx.sessionId, budget: deps.windowTokenBudget, actor: "system:budget" });
+    });
     const content = storable(reply.content);
     if (content.length === 0) return { status: "completed", iterations };
     await persist("assistant", content);
@@ -138,6 +163,20 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
 
     const toolUses = content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
     if (toolUses.length === 0) return { status: "completed", iterations };
+    if (budget.closed) {
+      log.warn({ used: budget.used, budget: deps.windowTokenBudget }, "window token budget spent; the window is closed");
+      const why =
+        `not run: the assent window's token budget is spent (${budget.used} tokens since it opened, ` +
+        `NOMOS_WINDOW_TOKEN_BUDGET=${deps.windowTokenBudget}); the window is closed. Tell the operator and wait for them.`;
+      const results: Anthropic.ToolResultBlockParam[] = [];
+      for (const use of toolUses) {
+        await ctx.writer.emit("tool_use", { id: use.id, name: use.name, input: use.input });
+        results.push({ type: "tool_result", tool_use_id: use.id, content: why, is_error: true });
+        await ctx.writer.emit("tool_result", { toolUseId: use.id, isError: true, content: why });
+      }
+      await persist("tool_results", results);
+      return { status: "completed", iterations };
+    }
 
     const results: Anthropic.ToolResultBlockParam[] = [];
     let weight = OBSERVATION_WEIGHT;

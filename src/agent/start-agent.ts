@@ -25,7 +25,7 @@ export interface StartedAgent {
 }
 
 export async function startAgent(p: {
-  config: Pick<Config, "model" | "maxIterations" | "assentMinutes" | "approvalMinutes">;
+  config: Pick<Config, "model" | "maxIterations" | "assentMinutes" | "approvalMinutes"> & Partial<Pick<Config, "windowTokenBudget">>;
   db: Kysely<Database>;
   executions: ExecutionsPort;
   log: Logger;
@@ -86,6 +86,8 @@ export async function startAgent(p: {
         streamIdleMs: config.model.timeoutS * 1000,
         cache: config.model.cache ?? true,
         ...(config.model.contextTokens ? { contextTokens: config.model.contextTokens } : {}),
+        ...(config.model.prices ? { prices: config.model.prices } : {}),
+        ...(config.windowTokenBudget ? { windowTokenBudget: config.windowTokenBudget } : {}),
       };
       return agentTurn(deps, ctx);
     },

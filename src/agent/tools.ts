@@ -16,8 +16,9 @@ import { reportOutcome } from "./tools/report-outcome.js";
 import { requestExecution } from "./tools/request-execution.js";
 import { run } from "./tools/run.js";
 import type { AgentTool } from "./tools/tool.js";
+import { updatePlan } from "./tools/update-plan.js";
 
-export const TOOLS = [listTargets, run, requestExecution, getExecutionStatus, pctCreate, proposePlan, reportOutcome] as const;
+export const TOOLS = [listTargets, run, requestExecution, getExecutionStatus, pctCreate, proposePlan, updatePlan, reportOutcome] as const;
 
 type RegisteredTool = (typeof TOOLS)[number];
 export type ToolName = RegisteredTool["name"];

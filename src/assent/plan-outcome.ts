@@ -1,7 +1,8 @@
 // The plan finishes the window: the agent's report_outcome tool records how
 // the session's plan ended (verified, or blocked and what it needs), closes
 // the assent window with that reason, and announces plan_finished on the
-// session's event stream, all in one transaction.
+// session's event stream, all in one transaction. plan_finished carries the
+// plan's tokens and estimated cost (usage/model-calls.ts), for the result card.
 //
 // Invariants:
 // - A plan is finished once: the UPDATE is conditional on finished_at IS
@@ -14,6 +15,7 @@ import type { Kysely } from "kysely";
 import { sql } from "kysely";
 import type { Database, PlanOutcome } from "../db/schema.js";
 import { sessionEventsAppend } from "../events/session-events.js";
+import { modelCallsSum } from "../usage/model-calls.js";
 import { planLatestUnfinished } from "./plan-resume.js";
 import { assentWindowClose, assentWindowCurrent } from "./window.js";
 
@@ -45,6 +47,7 @@ export async function planReportOutcome(
     reason: p.outcome === "verified" ? "plan_verified" : "plan_blocked",
   });
   if (plan || windowClosed) {
+    const usage = plan ? await modelCallsSum(tx, { planId: plan.id }) : null;
     await sessionEventsAppend(tx, [
       {
         sessionId: p.sessionId,
@@ -57,6 +60,7 @@ export async function planReportOutcome(
           summary: p.summary,
           needs: p.needs ?? null,
           windowClosed,
+          usage,
         },
       },
     ]);

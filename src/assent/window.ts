@@ -13,7 +13,8 @@
 // 'continuation_limit' (the loop guard, ledger.ts), 'rejected' (the
 // operator rejected the plan the window was opened for), 'plan_verified' /
 // 'plan_blocked' (the agent reported the plan's outcome: autonomy does not
-// linger after "done").
+// linger after "done"), 'budget' (the tokens spent since it opened passed
+// NOMOS_WINDOW_TOKEN_BUDGET: assent/window-budget.ts).
 //
 // Invariants:
 // - At most one unclosed row per session (unique partial index); an
@@ -170,12 +171,12 @@ export function planScope(steps: unknown[]): { targets: string[]; preauthorized:
 
 /**
  * Closes the session's unclosed window with a reason ('rejected',
- * 'plan_verified', 'plan_blocked'); with planId, only a window opened for
+ * 'plan_verified', 'plan_blocked', 'budget'); with planId, only a window opened for
  * that plan. Returns whether one was closed. One conditional UPDATE.
  */
 export async function assentWindowClose(
   tx: Kysely<Database>,
-  p: { sessionId: string; actor: string; reason: "rejected" | "plan_verified" | "plan_blocked"; planId?: string },
+  p: { sessionId: string; actor: string; reason: "rejected" | "plan_verified" | "plan_blocked" | "budget"; planId?: string },
 ): Promise<boolean> {
   let q = tx
     .updateTable("assent_windows")

@@ -106,6 +106,45 @@ export const envSchema = z
     NOMOS_PUBLIC_URL: url(/^https?:$/, "an http:// or https:// URL (the address operators type, e.g. https://nomos.home.arpa)"),
     NOMOS_TRUST_PROXY: z.preprocess(unsetIfEmpty, z.enum(["0", "1"], "must be 0 or 1").default("0")),
     NOMOS_DATABASE_OWNER_URL: url(/^postgres(ql)?:$/, "a postgres:// or postgresql:// URL"),
+    // Issue 16: prices per model (JSON: {"model": {"input", "output", "cacheRead"?, "cacheWrite"?}} in USD per
+    // million tokens, over the defaults of usage/pricing.ts), and the tokens an assent window may spend.
+    NOMOS_MODEL_PRICES: z.preprocess(
+      unsetIfEmpty,
+      z
+        .string()
+        .transform((v, ctx) => {
+          try {
+            return JSON.parse(v) as unknown;
+          } catch {
+            ctx.addIssue({ code: "custom", message: 'must be JSON, e.g. {"claude-sonnet-4-5": {"input": 3, "output": 15}}' });
+            return z.NEVER;
+          }
+        })
+        .pipe(
+          z.record(
+            z.string().min(1),
+            z
+              .object({
+                input: z.number().min(0),
+                output: z.number().min(0),
+                cacheRead: z.number().min(0).optional(),
+                cacheWrite: z.number().min(0).optional(),
+              })
+              .strict(),
+            'must map each model to {"input", "output", "cacheRead"?, "cacheWrite"?} in USD per million tokens',
+          ),
+        )
+        .optional(),
+    ),
+    NOMOS_WINDOW_TOKEN_BUDGET: z.preprocess(
+      unsetIfEmpty,
+      z
+        .string()
+        .regex(/^\d+$/, "must be a positive whole number of tokens")
+        .transform(Number)
+        .pipe(z.number().int().min(1, "must be at least 1").max(Number.MAX_SAFE_INTEGER, "is too large"))
+        .optional(),
+    ),
     // Set by `npm run demo`: the page says plainly that the model and the node are simulated.
     NOMOS_DEMO: z.preprocess(unsetIfEmpty, z.enum(["0", "1"], "must be 0 or 1").default("0")),
     // Issue 16: the first operator's notification channels (src/notifications/).
@@ -166,7 +205,13 @@ export interface Config {
     cache?: boolean;
     /** Trim history to fit this many tokens (NOMOS_MODEL_CONTEXT_TOKENS). */
     contextTokens?: number | undefined;
+    /** NOMOS_MODEL_PRICES: the shape of usage/pricing.ts's ModelPrices (USD per million tokens). */
+    prices?:
+      | Record<string, { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok?: number; cacheWritePerMTok?: number }>
+      | undefined;
   };
+  /** NOMOS_WINDOW_TOKEN_BUDGET: an assent window closes ('budget') once its tokens pass this. */
+  windowTokenBudget?: number | undefined;
   targetsFile: string | undefined;
   apiToken: string | undefined;
   admin: { username: string; password: string } | undefined;
@@ -252,7 +297,21 @@ export function loadConfig(source: Record<string, string | undefined>): Config {
       authToken: env.ANTHROPIC_AUTH_TOKEN,
       cache: env.NOMOS_MODEL_CACHE === "on",
       contextTokens: env.NOMOS_MODEL_CONTEXT_TOKENS,
+      prices: env.NOMOS_MODEL_PRICES
+        ? Object.fromEntries(
+            Object.entries(env.NOMOS_MODEL_PRICES).map(([model, p]) => [
+              model,
+              {
+                inputPerMTok: p.input,
+                outputPerMTok: p.output,
+                ...(p.cacheRead !== undefined ? { cacheReadPerMTok: p.cacheRead } : {}),
+                ...(p.cacheWrite !== undefined ? { cacheWritePerMTok: p.cacheWrite } : {}),
+              },
+            ]),
+          )
+        : undefined,
     },
+    windowTokenBudget: env.NOMOS_WINDOW_TOKEN_BUDGET,
     targetsFile: env.NOMOS_TARGETS_FILE,
     apiToken: env.NOMOS_API_TOKEN,
     admin:

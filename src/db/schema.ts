@@ -28,8 +28,10 @@ export type ExecutionStatus = "pending_approval" | "approved" | "running" | "com
 export type ApprovalKind = "plan" | "execution";
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "expired";
 export type DecidedVia = "button" | "chat" | "expiry";
-export type WindowCloseReason = "expired" | "revoked" | "continuation_limit" | "rejected" | "plan_verified" | "plan_blocked";
+export type WindowCloseReason = "expired" | "revoked" | "continuation_limit" | "rejected" | "plan_verified" | "plan_blocked" | "budget";
 export type PlanOutcome = "verified" | "blocked";
+/** 070: a plan step's progress (src/plans/plan-steps.ts). */
+export type PlanStepStatus = "pending" | "running" | "done" | "failed" | "skipped";
 /** 030: viewer < operator < admin (src/auth/roles.ts). */
 export type OperatorRole = "viewer" | "operator" | "admin";
 
@@ -148,6 +150,8 @@ export interface ExecutionsTable {
   risk: Risk;
   /** The rule that decided `risk`, in words (issue 12); null before migration 040. */
   risk_reason: string | null;
+  /** 070: the plan step it served (run / request_execution `step`), 1-based. */
+  plan_step: ColumnType<number | null, number | null | undefined, number | null>;
   status: Generated<ExecutionStatus>;
   timeout_s: Generated<number>;
   exit_code: number | null;
@@ -251,6 +255,34 @@ export interface SshHostKeyRefusalsTable {
   at: GeneratedTimestamp;
 }
 
+/** 070: one row per plan step, its live status (src/plans/plan-steps.ts). */
+export interface PlanStepsTable {
+  id: BigIntId;
+  plan_id: string;
+  session_id: string;
+  position: number;
+  status: Generated<PlanStepStatus>;
+  note: string | null;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  updated_at: GeneratedTimestamp;
+}
+
+/** 070: one row per model call with the usage the API reported (src/usage/model-calls.ts). */
+export interface ModelCallsTable {
+  id: BigIntId;
+  session_id: string;
+  turn_id: string | null;
+  plan_id: string | null;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: Generated<number>;
+  cache_write_tokens: Generated<number>;
+  cost_usd: number | null;
+  created_at: GeneratedTimestamp;
+}
+
 /** 030: failed logins and bearer tokens per key (src/auth/throttle.ts); not audited. */
 export interface AuthThrottlesTable {
   key: string;
@@ -348,6 +380,8 @@ export interface Database {
   notification_vapid_keys: NotificationVapidKeysTable;
   notifications: NotificationsTable;
   notification_deliveries: NotificationDeliveriesTable;
+  plan_steps: PlanStepsTable;
+  model_calls: ModelCallsTable;
   "audit.events": AuditEventsTable;
   "audit.timeline": AuditTimelineView;
 }

@@ -10,6 +10,11 @@
 // a result the scenario did not expect gets an honest "blocked" reply
 // instead of the next scripted step.
 //
+// The plan's checklist is kept true as the work goes (issue 16): each
+// command names the plan step it serves (`step`), and a step whose evidence
+// is seen is marked done with update_plan, sent first in the same reply as
+// the next step's call.
+//
 //   operator "deploy TypeType ..."          -> propose_plan
 //   propose_plan result                     -> "approve it" (end turn)
 //   note "approved plan" / operator "go"    -> pct_create typetype on pve1
@@ -26,7 +31,8 @@
 //   operator words carrying results that
 //   finished while no window was open       -> lists them, acts on none
 //   note: compose up completed              -> run curl :8082
-//   curl answers                            -> final report
+//   curl answers                            -> report_outcome verified
+//   report_outcome recorded                 -> final report
 //   anything else                           -> says what it saw and that it is blocked
 
 import { executionNoteExitCode } from "../executions/execution-note.js";
@@ -128,7 +134,10 @@ function observe(req: DoubleRequest): Observation {
   const last = req.messages.at(-1);
   const blocks = last?.role === "user" ? requestBlocks(last.content) : [];
   if (blocks.some((b) => b.type === "tool_result")) {
-    const latest = toolCalls(req).at(-1);
+    // The checklist's bookkeeping is not an observation of the work.
+    const latest = toolCalls(req)
+      .filter((c) => c.name !== "update_plan")
+      .at(-1);
     if (latest) return latest;
   }
   const texts = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "");
@@ -150,6 +159,15 @@ const call = (text: string, name: string, input: Json, delay: number): DoubleRep
   eventDelayMs: delay,
 });
 
+/** The plan's steps (1-based, as proposed below). */
+const STEP = { create: 1, docker: 2, compose: 3, up: 4, verify: 5 } as const;
+
+/** The same reply, first marking plan steps with update_plan. */
+const marking = (reply: DoubleReply, steps: Array<{ step: number; status: "running" | "done" | "failed" | "skipped"; note?: string }>) => {
+  const [first, ...rest] = reply.content;
+  return { ...reply, content: [first!, { type: "tool_use", name: "update_plan", input: { steps } } as DoubleBlock, ...rest] };
+};
+
 export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoublePolicy {
   const node = options.node ?? "pve1";
   const d = options.eventDelayMs ?? 0;
@@ -165,14 +183,17 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
       .at(-1);
     const planned = calls.some((c) => c.name === "propose_plan" && !c.isError);
     const createContainer = (hostname: string, why: string) =>
-      call(
-        why,
-        "pct_create",
-        { node, hostname, ostemplate: OSTEMPLATE, cores: 2, memory_mb: 2048, disk_gb: 8, nesting: true, keyctl: true },
-        d,
+      marking(
+        call(
+          why,
+          "pct_create",
+          { node, hostname, ostemplate: OSTEMPLATE, cores: 2, memory_mb: 2048, disk_gb: 8, nesting: true, keyctl: true },
+          d,
+        ),
+        [{ step: STEP.create, status: "running" }],
       );
-    const runOn = (text: string, command: string, tool: "run" | "request_execution" = "run", description?: string) =>
-      call(text, tool, { target: container ?? APP, command, ...(description ? { description } : {}) }, d);
+    const runOn = (text: string, command: string, tool: "run" | "request_execution" = "run", description?: string, step?: number) =>
+      call(text, tool, { target: container ?? APP, command, ...(description ? { description } : {}), ...(step ? { step } : {}) }, d);
     const blocked = (what: string) =>
       say(`I am stopping here: ${what} This is not something I can fix from the plan; tell me how you want to proceed.`, d);
 
@@ -224,6 +245,7 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
             failed.command,
             "request_execution",
             "Retry: bring the TypeType stack up",
+            STEP.up,
           );
         }
         const missing = /open (\S+): no such file or directory/.exec(failed.body);
@@ -231,13 +253,19 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
           return runOn(
             `Compose could not find ${missing[1]}: I pointed it at the wrong path. I wrote the compose file under ${COMPOSE_DIR}; checking what is there.`,
             `ls ${COMPOSE_DIR}`,
+            "run",
+            undefined,
+            STEP.up,
           );
         }
         return blocked(`\`${failed.command}\` ${failed.status} (exit ${failed.exitCode}):\n${failed.body.trim()}`);
       }
       if (failed) return blocked(`\`${failed.command}\` ${failed.status} (exit ${failed.exitCode}).`);
       if (done && /docker compose .*up -d/.test(done.command)) {
-        return runOn(`The stack is up. Checking that TypeType answers on :${APP_PORT}.`, CMD.verify);
+        return marking(
+          runOn(`The stack is up. Checking that TypeType answers on :${APP_PORT}.`, CMD.verify, "run", undefined, STEP.verify),
+          [{ step: STEP.up, status: "done" }],
+        );
       }
       if (/approved plan/.test(seen.text) && !container) {
         return createContainer(APP, `Approved. Creating the container "${APP}" on ${node}.`);
@@ -259,13 +287,26 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
         return createContainer(next, `"${previous}" is taken; creating "${next}" instead.`);
       }
       if (seen.isError || !container) return blocked(`creating the container failed: ${text}`);
-      return runOn(`Container ${container} is running. Installing Docker from Debian's packages.`, CMD.installDocker);
+      return marking(
+        runOn(
+          `Container ${container} is running. Installing Docker from Debian's packages.`,
+          CMD.installDocker,
+          "run",
+          undefined,
+          STEP.docker,
+        ),
+        [{ step: STEP.create, status: "done", note: `container ${container}` }],
+      );
     }
     if (name === "request_execution") {
       if (/queued/.test(text)) {
         return say("The stack is coming up in the background. I will be re-invoked with the result when it finishes.", d);
       }
       return say(`That step waits for your approval: ${text.split("\n")[0]}`, d);
+    }
+    if (name === "report_outcome") {
+      if (seen.isError) return blocked(`reporting the outcome failed: ${text.slice(0, 300)}`);
+      return say(finalReport(req, container ?? APP, node), d);
     }
     if (name !== "run") return blocked(`an unexpected result from ${name}: ${text.slice(0, 300)}`);
     if (/^Not run:/.test(text)) return say(`That step waits for your approval: ${text.split(".")[0]}.`, d);
@@ -275,30 +316,40 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
     const ok = exit === 0;
     if (command === CMD.installDocker) {
       if (!ok) return blocked(`installing docker.io failed (exit ${exit}).`);
-      return runOn("docker.io is installed. Checking that Docker Compose is available.", CMD.composeVersion);
+      return runOn("docker.io is installed. Checking that Docker Compose is available.", CMD.composeVersion, "run", undefined, STEP.docker);
     }
     if (command === CMD.composeVersion) {
-      if (ok) return runOn(`Docker Compose is available. Writing ${COMPOSE_FILE}.`, CMD.writeCompose);
+      if (ok)
+        return marking(runOn(`Docker Compose is available. Writing ${COMPOSE_FILE}.`, CMD.writeCompose, "run", undefined, STEP.compose), [
+          { step: STEP.docker, status: "done" },
+        ]);
       if (/'compose' is not a docker command/.test(text)) {
         return runOn(
           "Debian's docker.io package has no Compose plugin ('compose' is not a docker command). Installing Docker from get.docker.com, which ships the plugin.",
           CMD.getDocker,
+          "run",
+          undefined,
+          STEP.docker,
         );
       }
       return blocked(`\`${command}\` failed (exit ${exit}).`);
     }
     if (command === CMD.getDocker) {
       if (!ok) return blocked(`the get.docker.com installer failed (exit ${exit}).`);
-      return runOn("Docker from get.docker.com is installed. Checking Compose again.", CMD.composeVersion);
+      return runOn("Docker from get.docker.com is installed. Checking Compose again.", CMD.composeVersion, "run", undefined, STEP.docker);
     }
     if (command === CMD.writeCompose) {
       if (!ok) return blocked(`writing ${COMPOSE_FILE} failed (exit ${exit}).`);
       const up = options.wrongComposePath ? CMD.composeUpFile(options.wrongComposePath) : CMD.composeUp;
-      return runOn(
-        "Compose file written. Bringing the stack up; pulling the image takes a while, so this runs in the background.",
-        up,
-        "request_execution",
-        "Bring the TypeType stack up",
+      return marking(
+        runOn(
+          "Compose file written. Bringing the stack up; pulling the image takes a while, so this runs in the background.",
+          up,
+          "request_execution",
+          "Bring the TypeType stack up",
+          STEP.up,
+        ),
+        [{ step: STEP.compose, status: "done" }],
       );
     }
     if (command === `ls ${COMPOSE_DIR}`) {
@@ -308,13 +359,25 @@ export function deploymentPolicy(options: DeploymentPolicyOptions = {}): DoubleP
           CMD.composeUpFile(COMPOSE_FILE),
           "request_execution",
           "Bring the TypeType stack up",
+          STEP.up,
         );
       }
       return blocked(`the compose file I wrote is not in ${COMPOSE_DIR}.`);
     }
     if (command === CMD.verify) {
       if (!ok) return blocked(`TypeType does not answer on :${APP_PORT} (curl exit ${exit}).`);
-      return say(finalReport(req, container ?? APP, node), d);
+      return marking(
+        call(
+          `TypeType answers on :${APP_PORT}. The goal is verified.`,
+          "report_outcome",
+          {
+            outcome: "verified",
+            summary: `TypeType runs in container ${container ?? APP} on ${node} and http://localhost:${APP_PORT} answers with the TypeType page.`,
+          },
+          d,
+        ),
+        [{ step: STEP.verify, status: "done" }],
+      );
     }
     return blocked(`an unexpected result of \`${command}\` (exit ${exit}).`);
   };

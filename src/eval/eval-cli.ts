@@ -25,7 +25,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { soulText } from "../agent/soul.js";
 import { connect } from "../db/connect.js";
-import { type Price, priceOf } from "./pricing.js";
+import { type Price, priceOf } from "../usage/pricing.js";
 import { buildReport, renderMarkdown, renderTable } from "./report.js";
 import { runSuite } from "./run-suite.js";
 import { SCENARIOS } from "./scenarios/index.js";

@@ -8,7 +8,9 @@
 // function of the conversation in the request — which step comes next is
 // counted from the tool results it shows — so a replayed conversation gets
 // the same answer, and a result the route did not expect ends in an honest
-// "I am stopping here" instead of the next step.
+// "I am stopping here" instead of the next step. A route that reaches its
+// end marks the plan's checklist done and reports the outcome
+// (update_plan, report_outcome) before its closing report.
 
 import { executionNoteExitCode } from "../executions/execution-note.js";
 import type { DoublePolicy, DoubleReply, DoubleRequest } from "../model-double/messages-double.js";
@@ -124,7 +126,21 @@ export function routePolicy(request: RegExp, route: Route): DoublePolicy {
       }
     }
     const next = route.steps[k];
-    if (!next) return say(route.done);
+    if (!next) {
+      // Every step checked: the checklist is done, and the plan ends with its outcome, then the report.
+      if (answersTool && calls.at(-1)?.name === "report_outcome") return say(route.done);
+      return {
+        content: [
+          { type: "text", text: "Every step is done and checked." },
+          {
+            type: "tool_use",
+            name: "update_plan",
+            input: { steps: route.plan.map((_, i) => ({ step: i + 1, status: "done" })) },
+          } as DoubleBlock,
+          { type: "tool_use", name: "report_outcome", input: { outcome: "verified", summary: route.done.slice(0, 4000) } } as DoubleBlock,
+        ],
+      };
+    }
     const input = typeof next.input === "function" ? next.input(state) : next.input;
     return call(next.say, next.tool ?? "run", input);
   };

@@ -14,10 +14,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DoublePolicy } from "../model-double/messages-double.js";
 import { startMessagesDouble } from "../model-double/messages-double.js";
+import { costUsd, type Price } from "../usage/pricing.js";
 import { startModelMeter } from "./model-meter.js";
 import { startNomos } from "./nomos-process.js";
 import { playOperator } from "./operator.js";
-import { costUsd, type Price } from "./pricing.js";
 import type { Scenario, ScenarioWorld } from "./scenario.js";
 
 export interface ScenarioResult {

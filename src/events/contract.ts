@@ -18,7 +18,7 @@
 // - A turn's failure is `turn_failed`, never `error` (that name is the
 //   browser's own EventSource connection event). Events stored before the
 //   rename keep the type `error`; LEGACY_EVENT_TYPES maps them for replay.
-import type { ApprovalKind, ApprovalStatus, Execution, MessageKind, Risk } from "../db/schema.js";
+import type { ApprovalKind, ApprovalStatus, Execution, MessageKind, PlanOutcome, PlanStatus, PlanStepStatus, Risk } from "../db/schema.js";
 
 /** An approval as the API and the stream show it; built by approvals/approval-view.ts. */
 export interface ApprovalView {
@@ -120,6 +120,41 @@ export interface PlanStepView {
   without_snapshot?: boolean;
 }
 
+/** One step of a plan's live checklist (plans/plan-steps.ts); `step` counts from 1. */
+export interface PlanChecklistStep {
+  step: number;
+  title: string;
+  target: string | null;
+  command: string | null;
+  status: PlanStepStatus;
+  note: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+/** A plan's checklist with its outcome once reported; built by plans/plan-steps.ts. */
+export interface PlanChecklistView {
+  planId: string;
+  goal: string;
+  status: PlanStatus;
+  steps: PlanChecklistStep[];
+  outcome: PlanOutcome | null;
+  summary: string | null;
+  needs: string | null;
+  finishedAt: string | null;
+  /** The plan's tokens and estimated cost so far (model calls made while its window was open). */
+  usage: UsageView;
+}
+
+/** Tokens a session or a plan used, and what they cost (usage/usage-summary.ts); costUsd null when the model has no price. */
+export interface UsageView {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costUsd: number | null;
+}
+
 /** Every event type and its data. Add a type here, then its emitter and its renderer: the compiler points at both. */
 export interface SessionEventData {
   turn_started: {
@@ -133,6 +168,8 @@ export interface SessionEventData {
   tool_use: { id: string; name: string; input: unknown };
   tool_result: { toolUseId: string; isError: boolean; content: string; executionId?: string };
   plan_proposed: { planId: string; approvalId: string; goal: string; steps: PlanStepView[] };
+  /** A step of the approved plan changed status: the whole checklist, as it is now. */
+  plan_updated: PlanChecklistView;
   plan_finished: {
     planId: string | null;
     goal: string | null;
@@ -140,6 +177,8 @@ export interface SessionEventData {
     summary: string;
     needs: string | null;
     windowClosed: boolean;
+    /** The plan's tokens and estimated cost when it finished (absent in events stored before issue 16). */
+    usage?: UsageView | null;
   };
   approval_requested: { approval: ApprovalView };
   /** `continue`: whether approving opened or extended the window (absent when an approval expires). */
@@ -174,6 +213,7 @@ export const SESSION_EVENT_TYPES = [
   "tool_use",
   "tool_result",
   "plan_proposed",
+  "plan_updated",
   "plan_finished",
   "approval_requested",
   "approval_decided",
@@ -197,3 +237,22 @@ export const LEGACY_EVENT_TYPES = { error: "turn_failed" } as const satisfies Re
 export type SessionEventOf<T extends SessionEventType = SessionEventType> = {
   [K in T]: { type: K; data: SessionEventData[K] };
 }[T];
+
+/**
+ * A session's state, derived in one place (sessions/session-state.ts):
+ * working (a turn runs or waits), needs_approval, finished / blocked (the
+ * last plan's outcome), failed (the last turn failed), idle otherwise.
+ */
+export type SessionState = "idle" | "working" | "needs_approval" | "finished" | "blocked" | "failed";
+
+/**
+ * The operator-wide stream (GET /api/events): not stored, derived when a
+ * session's events wake it. Each type and its data, as for the session stream.
+ */
+export interface OperatorEventData {
+  session_state: { sessionId: string; state: SessionState; title: string; updatedAt: string; pendingApprovals: number };
+}
+
+export type OperatorEventType = keyof OperatorEventData;
+
+export const OPERATOR_EVENT_TYPES = ["session_state"] as const satisfies readonly OperatorEventType[];

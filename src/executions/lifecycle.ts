@@ -76,6 +76,8 @@ export interface ExecutionCreateParams {
   risk: Risk;
   /** Why the classifier chose `risk` (stored and shown to the operator). */
   riskReason?: string | null;
+  /** The plan step it serves (1-based), when the agent named one. */
+  planStep?: number | null;
   mode: "sync" | "async";
   status: "pending_approval" | "approved";
   timeoutS?: number;
@@ -97,6 +99,7 @@ export async function executionCreate(db: Db, p: ExecutionCreateParams): Promise
         description: p.description ?? null,
         risk: p.risk,
         risk_reason: p.riskReason ?? null,
+        plan_step: p.planStep ?? null,
         mode: p.mode,
         status: p.status,
         timeout_s: p.timeoutS ?? 600,

@@ -24,7 +24,9 @@ import { eventRoutes } from "./routes/events.js";
 import { executionRoutes } from "./routes/executions.js";
 import { type HealthChecks, healthRoutes } from "./routes/health.js";
 import { notificationRoutes } from "./routes/notifications.js";
+import { operatorEventRoutes } from "./routes/operator-events.js";
 import { serviceWorkerRoutes } from "./routes/service-worker.js";
+import { sessionExportRoutes } from "./routes/session-export.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { snapshotRoutes } from "./routes/snapshots.js";
 import { webRoutes } from "./routes/web.js";
@@ -65,6 +67,8 @@ export function createApp(deps: AppDeps) {
     app.route("/", sessionRoutes(api));
     app.route("/", snapshotRoutes(api));
     app.route("/", eventRoutes(api));
+    app.route("/", operatorEventRoutes(api));
+    app.route("/", sessionExportRoutes(api));
     app.route("/", approvalRoutes(api));
     app.route("/", executionRoutes(api));
     app.route("/", notificationRoutes(api));

@@ -9,6 +9,9 @@
 //   subscription remembers a wake that arrives while it is reading.
 // - After a reconnect of the LISTEN connection (NOTIFYs may have been missed
 //   meanwhile) every stream is woken to re-read; the heartbeat re-reads too.
+// - The operator-wide stream (routes/operator-events.ts) hears every
+//   session's wake-up through onAnySession (null: "any session may have
+//   changed", after a reconnect).
 import type { Sql } from "../db/connect.js";
 import { SESSION_EVENTS_CHANNEL } from "../events/session-events.js";
 import type { Logger } from "../log/logger.js";
@@ -59,6 +62,7 @@ export class Subscription {
 
 export class SessionEventHub {
   private readonly subs = new Map<string, Set<Subscription>>();
+  private readonly anySubs = new Set<(sessionId: string | null) => void>();
   private listening: { unlisten(): Promise<void> } | undefined;
   private starting: Promise<void> | undefined;
   private stopped = false;
@@ -113,6 +117,12 @@ export class SessionEventHub {
     return sub;
   }
 
+  /** Calls back with the session id of every wake-up (null after a reconnect: any); returns the unsubscribe. */
+  onAnySession(callback: (sessionId: string | null) => void): () => void {
+    this.anySubs.add(callback);
+    return () => this.anySubs.delete(callback);
+  }
+
   /** For /healthz: is the LISTEN connection up, and how many streams are open. */
   health() {
     const streams = [...this.subs.values()].reduce((n, s) => n + s.size, 0);
@@ -121,9 +131,11 @@ export class SessionEventHub {
 
   private wakeSession(sessionId: string): void {
     for (const s of this.subs.get(sessionId) ?? []) s.wake();
+    for (const cb of this.anySubs) cb(sessionId);
   }
 
   private wakeAll(): void {
     for (const set of this.subs.values()) for (const s of set) s.wake();
+    for (const cb of this.anySubs) cb(null);
   }
 }

@@ -13,7 +13,17 @@
 // - close() is idempotent and ends open streams, so a test never hangs on it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type DoubleBlock, errorType, type SseEvent, type StopReason, sseFrame, streamEvents, wireMessage } from "./wire.js";
+import {
+  type DoubleBlock,
+  errorType,
+  type InputUsage,
+  type SseEvent,
+  type StopReason,
+  sseFrame,
+  streamEvents,
+  type WireMessage,
+  wireMessage,
+} from "./wire.js";
 
 /** What the policy sees of one request. */
 export interface DoubleRequest {
@@ -53,6 +63,8 @@ export interface InjectedFailure {
 export interface RecordedRequest extends DoubleRequest {
   /** The failure injected for it, if any (then the policy was not asked). */
   injected?: InjectedFailure;
+  /** The usage the answer reported (absent for a failed request), so a test can sum what the agent was told. */
+  reported?: WireMessage["usage"];
 }
 
 export interface MessagesDouble {
@@ -70,6 +82,26 @@ export interface MessagesDoubleOptions {
   policy?: DoublePolicy;
   host?: string;
   port?: number;
+}
+
+/**
+ * The usage a request reports, estimated from its size (about 4 characters a
+ * token), so metered runs compare: with cache_control on the system prompt or
+ * the tools, the system + tools prefix is a cache write the first time the
+ * double sees it and a cache read after, as the Messages API reports them.
+ */
+function inputUsage(body: Record<string, unknown>, cached: Set<string>): InputUsage {
+  const tokens = (v: unknown) => Math.ceil(JSON.stringify(v ?? null).length / 4);
+  const marked = JSON.stringify([body.system, body.tools]).includes('"cache_control"');
+  if (!marked) return { inputTokens: tokens([body.system, body.messages, body.tools]) };
+  const prefix = JSON.stringify([body.model, body.system, body.tools]);
+  const prefixTokens = tokens([body.system, body.tools]);
+  const seen = cached.has(prefix);
+  cached.add(prefix);
+  return {
+    inputTokens: tokens(body.messages),
+    ...(seen ? { cacheReadTokens: prefixTokens } : { cacheWriteTokens: prefixTokens }),
+  };
 }
 
 const endTurn = (text: string): DoubleReply => ({ content: [{ type: "text", text }] });
@@ -95,6 +127,8 @@ export async function startMessagesDouble(options: MessagesDoubleOptions = {}): 
   let policy = options.policy ?? echoPolicy;
   const failures: InjectedFailure[] = [];
   const requests: RecordedRequest[] = [];
+  /** Prompt-cache prefixes (system + tools) written so far: the next request with one reads it. */
+  const cachedPrefixes = new Set<string>();
   const open = new Set<ServerResponse>();
   let asked = 0;
 
@@ -162,9 +196,8 @@ export async function startMessagesDouble(options: MessagesDoubleOptions = {}): 
     }
     const reply = await policy(request);
     if (reply.hold) await reply.hold;
-    // Input tokens estimated from the request's size (about 4 characters a token), so metered runs compare.
-    const inputTokens = Math.ceil(JSON.stringify([body.system, body.messages, body.tools]).length / 4);
-    const message = wireMessage(request.model, reply.content, reply.stopReason, inputTokens);
+    const message = wireMessage(request.model, reply.content, reply.stopReason, inputUsage(body, cachedPrefixes));
+    request.reported = message.usage;
     if (!request.stream) {
       res.writeHead(200, { "content-type": "application/json", "request-id": `req_double_${request.index}` });
       res.end(JSON.stringify(message));

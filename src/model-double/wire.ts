@@ -24,8 +24,20 @@ export interface WireMessage {
 
 export const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString("hex")}`;
 
+/** What a request cost on input: uncached tokens, and the prompt-cache prefix written or read. */
+export interface InputUsage {
+  inputTokens: number;
+  cacheWriteTokens?: number;
+  cacheReadTokens?: number;
+}
+
 /** The complete Message for a reply (tool_use ids filled in when the script left them out). */
-export function wireMessage(model: string, blocks: DoubleBlock[], stopReason?: StopReason, inputTokens = 10): WireMessage {
+export function wireMessage(
+  model: string,
+  blocks: DoubleBlock[],
+  stopReason?: StopReason,
+  input: InputUsage = { inputTokens: 10 },
+): WireMessage {
   const content = blocks.map((b) =>
     b.type === "text"
       ? { type: "text" as const, text: b.text, citations: null }
@@ -40,7 +52,12 @@ export function wireMessage(model: string, blocks: DoubleBlock[], stopReason?: S
     content,
     stop_reason: stopReason ?? (content.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn"),
     stop_sequence: null,
-    usage: { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    usage: {
+      input_tokens: input.inputTokens,
+      output_tokens: outputTokens,
+      cache_creation_input_tokens: input.cacheWriteTokens ?? 0,
+      cache_read_input_tokens: input.cacheReadTokens ?? 0,
+    },
   };
 }
 

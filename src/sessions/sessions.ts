@@ -8,13 +8,18 @@
 // only while it still has the default title, so an operator's own title is
 // never overwritten; views are the camelCase JSON of DESIGN.md, the message
 // view is sessions/message-view.ts's and "is the window open" is
-// assentWindowCurrent's (database clock).
+// assentWindowCurrent's (database clock); a session's state is
+// session-state.ts's, its checklist plans/plan-steps.ts's and its usage
+// usage/model-calls.ts's.
 import type { Kysely } from "kysely";
 import { assentWindowCurrent } from "../assent/window.js";
 import type { Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import { sessionEventsLastId } from "../events/session-events.js";
+import { planChecklist, planLatestApprovedId } from "../plans/plan-steps.js";
+import { modelCallsSum } from "../usage/model-calls.js";
 import { messageView } from "./message-view.js";
+import { sessionStates } from "./session-state.js";
 
 /** The longest operator message, in characters (after trimming). */
 export const SESSION_MESSAGE_MAX_CHARS = 20_000;
@@ -76,12 +81,14 @@ export async function sessionList(db: Kysely<Database>) {
     .orderBy("s.id", "desc")
     .limit(500)
     .execute();
+  const states = new Map((await sessionStates(db, { sessionIds: rows.map((r) => r.id) })).map((s) => [s.sessionId, s.state]));
   return rows.map((r) => ({
     id: r.id,
     title: r.title,
     createdAt: r.created_at,
     lastActivityAt: r.last_activity_at ?? r.created_at,
     pendingApprovals: Number(r.pending_approvals ?? 0),
+    state: states.get(r.id) ?? "idle",
   }));
 }
 
@@ -97,11 +104,15 @@ export async function sessionView(db: Kysely<Database>, p: { sessionId: string }
   // The id is read before the transcript: an event written in between is
   // then sent again on the stream rather than lost.
   const lastEventId = await sessionEventsLastId(db, p);
-  const [messages, assent, running] = await Promise.all([
+  const [messages, assent, running, states, usage, planId] = await Promise.all([
     db.selectFrom("messages").selectAll().where("session_id", "=", p.sessionId).orderBy("id").execute(),
     sessionAssentView(db, p),
     db.selectFrom("turns").select(["id", "kind"]).where("session_id", "=", p.sessionId).where("status", "=", "running").executeTakeFirst(),
+    sessionStates(db, { sessionIds: [p.sessionId] }),
+    modelCallsSum(db, { sessionId: p.sessionId }),
+    planLatestApprovedId(db, p),
   ]);
+  const plan = planId ? await planChecklist(db, { planId }) : undefined;
   return {
     id: session.id,
     title: session.title,
@@ -109,6 +120,10 @@ export async function sessionView(db: Kysely<Database>, p: { sessionId: string }
     lastEventId,
     assent,
     runningTurn: running ? { id: running.id, kind: running.kind } : null,
+    state: states[0]?.state ?? "idle",
+    usage,
+    /** The latest approved plan's checklist, with its usage; null before any plan is approved. */
+    plan: plan ?? null,
     messages: messages.map(messageView),
   };
 }

@@ -10,11 +10,16 @@
 //   instead of running.
 // - run (sync) returns the result in this turn; request_execution (async)
 //   returns at once and the result comes back as a continuation.
+// - A `step` names the approved plan's step the command serves: a number
+//   the plan does not have is refused before anything is created, and the
+//   step turns running (plans/plan-steps.ts) in the transaction that
+//   creates the execution, when it was pending.
 import { approvalCreate } from "../../approvals/approval-create.js";
 import { confirmationPhraseFor, type GateDecision, gateDecide, windowCovers } from "../../assent/gate.js";
 import { assentWindowCurrent } from "../../assent/window.js";
 import { withActor } from "../../db/with-actor.js";
 import { executionNote } from "../../executions/execution-note.js";
+import { planActiveId, planStepCount, planStepMarkRunning } from "../../plans/plan-steps.js";
 import { riskReasonOf } from "../../risk/classify.js";
 import { safetyNetBeforeChange } from "../../snapshots/before-first-change.js";
 import { snapshotSetWaiver } from "../../snapshots/snapshot-store.js";
@@ -24,7 +29,13 @@ export async function gatedCommandRun(
   deps: ToolRunDeps,
   ctx: ToolCallContext,
   mode: "sync" | "async",
-  input: { target: string; command: string; description?: string | undefined; timeout_s?: number | undefined },
+  input: {
+    target: string;
+    command: string;
+    description?: string | undefined;
+    timeout_s?: number | undefined;
+    step?: number | undefined;
+  },
 ): Promise<ToolOutcome> {
   const target = await deps.executions.resolveTarget(input.target);
   if (!target) {
@@ -35,6 +46,17 @@ export async function gatedCommandRun(
   const readOnly = risk === "read_only";
   const window = await assentWindowCurrent(deps.db, { sessionId: ctx.sessionId });
   let gate: GateDecision = gateDecide({ window, sessionId: ctx.sessionId, target, risk, command: input.command });
+  const servedPlanId =
+    input.step !== undefined ? await planActiveId(deps.db, { sessionId: ctx.sessionId, windowPlanId: window.planId }) : null;
+  if (input.step !== undefined) {
+    if (!servedPlanId) return toolFail("step: this session has no approved, unfinished plan; leave `step` out or propose a plan");
+    const count = await planStepCount(deps.db, { planId: servedPlanId });
+    if (input.step > count) return toolFail(`step: the approved plan has steps 1 to ${count}; there is no step ${input.step}`);
+  }
+  const markStep = async (tx: typeof deps.db) => {
+    if (servedPlanId && input.step !== undefined)
+      await planStepMarkRunning(tx, { planId: servedPlanId, sessionId: ctx.sessionId, turnId: ctx.turnId, step: input.step });
+  };
   // The safety net, for a change the window's plan makes on a guest in its scope.
   let waiverSnapshotId: string | null = null;
   let netNote: string | null = null;
@@ -79,6 +101,7 @@ export async function gatedCommandRun(
     description,
     risk,
     riskReason: riskReasonOf({ risk, reasons }),
+    planStep: servedPlanId ? (input.step ?? null) : null,
     ...(timeoutS !== undefined ? { timeoutS } : {}),
   };
 
@@ -110,9 +133,10 @@ export async function gatedCommandRun(
     };
   }
 
-  const execution = await withActor(deps.db, actor, (tx) =>
-    deps.executions.create(tx, { ...step, mode, status: "approved", deliveredInline: mode === "sync" }),
-  );
+  const execution = await withActor(deps.db, actor, async (tx) => {
+    await markStep(tx);
+    return deps.executions.create(tx, { ...step, mode, status: "approved", deliveredInline: mode === "sync" });
+  });
   const net = netNote ? ` (${netNote})` : "";
   if (mode === "async") {
     return {

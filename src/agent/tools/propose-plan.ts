@@ -1,12 +1,14 @@
 // The propose_plan tool: records a plan and asks the operator to approve it.
 // Invariants: the plan, its plan_proposed event and its approval commit in
 // one transaction, and plan_proposed (naming the approval) precedes
-// approval_requested on the stream.
+// approval_requested on the stream; the plan's checklist (plans/plan-steps.ts,
+// every step pending) is created with it.
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { approvalCreate } from "../../approvals/approval-create.js";
 import { withActor } from "../../db/with-actor.js";
 import { sessionEventsAppend } from "../../events/session-events.js";
+import { planStepsCreate } from "../../plans/plan-steps.js";
 import { command, targetName, toolDefine } from "./tool.js";
 
 export const proposePlan = toolDefine({
@@ -47,6 +49,7 @@ export const proposePlan = toolDefine({
         .values({ session_id: ctx.sessionId, goal: input.goal, steps: input.steps })
         .returning("id")
         .executeTakeFirstOrThrow();
+      await planStepsCreate(tx, { planId: plan.id, sessionId: ctx.sessionId, count: input.steps.length });
       // plan_proposed names its approval and precedes approval_requested on the stream.
       const approvalId = randomUUID();
       await sessionEventsAppend(tx, [

@@ -3,7 +3,7 @@
 // the result comes back as a continuation, never in this turn.
 import { z } from "zod";
 import { gatedCommandRun } from "./gated-command.js";
-import { command, targetName, toolDefine } from "./tool.js";
+import { command, planStep, targetName, toolDefine } from "./tool.js";
 
 export const requestExecution = toolDefine({
   name: "request_execution",
@@ -15,6 +15,7 @@ export const requestExecution = toolDefine({
       target: targetName.describe("Target name, or <node>/<vmid> for a container"),
       command: command.describe("A long-running shell command (installs, builds, compose up)"),
       description: z.string().max(500).optional().describe("What this step does, for the operator"),
+      step: planStep,
     })
     .strict(),
   run: (deps, ctx, input) => gatedCommandRun(deps, ctx, "async", input),

@@ -3,7 +3,7 @@
 // pending approval and the result says so.
 import { z } from "zod";
 import { gatedCommandRun } from "./gated-command.js";
-import { command, targetName, toolDefine } from "./tool.js";
+import { command, planStep, targetName, toolDefine } from "./tool.js";
 
 export const run = toolDefine({
   name: "run",
@@ -16,6 +16,7 @@ export const run = toolDefine({
       target: targetName.describe("Target name, or <node>/<vmid> for a container"),
       command: command.describe("A shell command, run with bash on the target"),
       timeout_s: z.number().int().min(1).max(3600).optional().describe("Seconds before it is killed (default 600)"),
+      step: planStep,
     })
     .strict(),
   run: (deps, ctx, input) => gatedCommandRun(deps, ctx, "sync", input),

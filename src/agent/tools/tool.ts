@@ -50,3 +50,11 @@ export const toolFail = (content: string, readOnly = true): ToolOutcome => ({ co
 /** Schema parts several tools share. */
 export const targetName = z.string().min(1, "must name a target (see list_targets)").max(200);
 export const command = z.string().min(1, "must not be empty").max(100_000);
+/** The approved plan's step a command serves (run, request_execution): it is marked running when it starts. */
+export const planStep = z
+  .number()
+  .int()
+  .min(1, "steps are numbered from 1")
+  .max(1000)
+  .optional()
+  .describe("The approved plan's step this serves (from 1)");

@@ -6,11 +6,13 @@
 // after it. The composer sends messages; the assent badge shows the time
 // left and Stop, which revokes the window and aborts the turn on the server.
 import { useEffect, useRef, useState } from "hono/jsx/dom";
+import type { PlanChecklistView } from "../../events/contract.js";
 import { SESSION_EVENT_TYPES } from "../../events/contract.js";
 import { api } from "./api.js";
 import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
 import { PlanSafetyNet, SnapshotCard } from "./guest-snapshots.js";
 import { Markdown } from "./markdown.js";
+import { type ChecklistState, checklistApply, emptyChecklist, PlanChecklist, ResultCard, stepLine, tokensText } from "./plan-checklist.js";
 import { can } from "./role.js";
 import {
   type ApiEvent,
@@ -30,6 +32,7 @@ interface SessionJson {
   title: string;
   assent: { open: boolean; expiresAt: string | null; scopeTargets?: string[] };
   assentMinutes?: number;
+  plan?: PlanChecklistView | null;
   messages: { id: string; kind: string; content: unknown; createdAt: string }[];
 }
 
@@ -39,7 +42,17 @@ function left(expiresAt: string | null, now: number): string {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
-function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string; onAssent(a: Timeline["assent"]): void }) {
+function AssentBar({
+  t,
+  sessionId,
+  onAssent,
+  checklist,
+}: {
+  t: Timeline;
+  sessionId: string;
+  onAssent(a: Timeline["assent"]): void;
+  checklist: ChecklistState;
+}) {
   const [now, setNow] = useState(Date.now());
   const [stopping, setStopping] = useState(false);
   const [showScope, setShowScope] = useState(false);
@@ -50,6 +63,15 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
   }, []);
   const open = t.assent.open && (!t.assent.expiresAt || Date.parse(t.assent.expiresAt) > now);
   const running = runningTurn(t);
+  // After the outcome the window is closed: no badge, no countdown, no Stop (the reporting turn only wraps up).
+  const outcome = checklist.current?.outcome;
+  if (!open && outcome && (!running || running.turnId === checklist.finishedTurnId)) {
+    return (
+      <div class={`assent off finished outcome-${outcome}`}>
+        {outcome === "verified" ? "✓ Plan verified" : "⚠ Plan blocked"} · autonomy ended
+      </div>
+    );
+  }
   if (!open && !running) {
     return (
       <div class="assent off">
@@ -129,10 +151,7 @@ function TurnView({ turn, ctx, snapshots }: { turn: Turn; ctx: CardContext; snap
         ) : p.type === "approval" ? (
           <ApprovalCard approvalId={p.approvalId} ctx={ctx} />
         ) : p.type === "outcome" ? (
-          <div class={`plan-outcome ${p.outcome}`} role="status">
-            {p.outcome === "verified" ? "✓ Plan verified" : "⚠ Plan blocked"}: {p.summary}
-            {p.needs ? ` — needs: ${p.needs}` : ""} · autonomy ended
-          </div>
+          <ResultCard part={p} />
         ) : (
           <div class="turn-error" role="alert">
             {p.message}
@@ -154,6 +173,7 @@ function TurnView({ turn, ctx, snapshots }: { turn: Turn; ctx: CardContext; snap
 
 export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; listTitle?: string; onChanged(): void }) {
   const [t, setT] = useState<Timeline>(emptyTimeline());
+  const [checklist, setChecklist] = useState<ChecklistState>(emptyChecklist());
   const [title, setTitle] = useState("");
   const [text, setText] = useState("");
   const [sendError, setSendError] = useState("");
@@ -165,6 +185,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
     let es: EventSource | undefined;
     let closed = false;
     setT(emptyTimeline());
+    setChecklist(emptyChecklist());
     setConnection("connecting");
     const refreshApprovals = async () => {
       const { approvals } = await api<{ approvals: Record<string, unknown>[] }>("GET", `/api/approvals?session=${sessionId}`);
@@ -189,6 +210,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
           text: Array.isArray(m.content) ? m.content.map((b: { text?: string }) => b.text ?? "").join("") : String(m.content),
         }));
       setT(base);
+      setChecklist({ ...emptyChecklist(), current: s.plan ?? null });
       await refreshApprovals();
       if (closed) return;
       es = new EventSource(`/api/sessions/${sessionId}/events?after=0`);
@@ -197,6 +219,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       const onEvent = (ev: MessageEvent) => {
         const e = JSON.parse(ev.data as string) as ApiEvent;
         setT((prev) => applyEvent(prev, e));
+        setChecklist((prev) => checklistApply(prev, e));
         if (e.type === "approval_requested" || e.type === "approval_decided") void refreshApprovals();
         if (e.type === "turn_finished") onChanged();
       };
@@ -261,8 +284,17 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       <header class="chat-head">
         <h2 class="title">{listTitle ?? title}</h2>
         {connection !== "live" && <span class="conn">{connection}…</span>}
-        <AssentBar t={t} sessionId={sessionId} onAssent={(assent) => setT((prev) => ({ ...prev, assent }))} />
+        <AssentBar t={t} sessionId={sessionId} checklist={checklist} onAssent={(assent) => setT((prev) => ({ ...prev, assent }))} />
+        <div class="chat-sub">
+          {stepLine(checklist.current) && <span class="step-line">{stepLine(checklist.current)}</span>}
+          {checklist.current && <span class="plan-usage">{tokensText(checklist.current.usage)}</span>}
+          <span class="export">
+            Export <a href={`/api/sessions/${sessionId}/export?format=md`}>Markdown</a> ·{" "}
+            <a href={`/api/sessions/${sessionId}/export?format=json`}>JSON</a>
+          </span>
+        </div>
       </header>
+      <PlanChecklist checklist={checklist.current} />
       <div
         class="scroll"
         onScroll={(e: Event) => {

@@ -3,12 +3,13 @@
 // The page's entry: who is logged in (or the first-operator form when there
 // is none), the session list, and the chat of the selected session (its id
 // in the URL hash, so a refresh and the back button keep the place).
-import { render, useEffect, useState } from "hono/jsx/dom";
+import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import { api } from "./api.js";
 import { BackgroundNotices } from "./background-notices.js";
 import { Chat } from "./chat.js";
 import { SnapshotsPage } from "./guest-snapshots.js";
 import { can, type Role, setRole } from "./role.js";
+import { type SessionState, StateChip, tabTitle, useSessionStates } from "./session-state.js";
 import { NotificationSettings } from "./settings-notifications.js";
 
 interface Me {
@@ -22,6 +23,7 @@ interface SessionItem {
   title: string;
   lastActivityAt: string;
   pendingApprovals: number;
+  state?: SessionState;
 }
 
 function Login({ me, onDone }: { me: Me; onDone(): void }) {
@@ -108,7 +110,12 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   const [current, setCurrent] = useState<string | undefined>(hashSession());
   const [settings, setSettings] = useState(hashSettings());
   const [menu, setMenu] = useState(false);
-  const load = async () => setSessions((await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions);
+  const known = useRef(new Set<string>());
+  const load = async () => {
+    const list = (await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions;
+    known.current = new Set(list.map((s) => s.id));
+    setSessions(list);
+  };
   useEffect(() => {
     void load();
     const onHash = () => {
@@ -118,13 +125,29 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
       setMenu(false);
     };
     addEventListener("hashchange", onHash);
-    // Other sessions change too (a continuation asks for approval elsewhere): refresh the list now and then.
-    const timer = setInterval(() => void load().catch(() => {}), 15_000);
-    return () => {
-      removeEventListener("hashchange", onHash);
-      clearInterval(timer);
-    };
+    return () => removeEventListener("hashchange", onHash);
   }, []);
+  // Other sessions change too (a continuation asks for approval elsewhere): the operator-wide stream says so.
+  useSessionStates(
+    (u) => {
+      // A session this list has not seen yet (created elsewhere): read the list again.
+      if (!known.current.has(u.sessionId)) {
+        void load().catch(() => {});
+        return;
+      }
+      setSessions((prev) =>
+        prev.map((s) =>
+          s.id === u.sessionId
+            ? { ...s, state: u.state, title: u.title, pendingApprovals: u.pendingApprovals, lastActivityAt: u.updatedAt }
+            : s,
+        ),
+      );
+    },
+    () => void load().catch(() => {}),
+  );
+  useEffect(() => {
+    document.title = tabTitle(sessions, current);
+  }, [sessions, current]);
   const create = async () => {
     const { id } = await api<{ id: string }>("POST", "/api/sessions", {});
     await load();
@@ -145,6 +168,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           {sessions.map((s) => (
             <a class={`session${s.id === current ? " current" : ""}`} href={`#/s/${s.id}`}>
               <span class="session-title">{s.title}</span>
+              <StateChip state={s.state} />
               {s.pendingApprovals > 0 && (
                 <span class="pending-count" title="approvals waiting">
                   {s.pendingApprovals}

@@ -5,7 +5,7 @@
 // replays the stream from the start rebuilds exactly the same view.
 // Invariant: an event id is applied once (a replayed or resent id is
 // ignored), so reconnects can never duplicate text.
-import type { SessionEventType, SnapshotView } from "../../events/contract.js";
+import type { SessionEventType, SnapshotView, UsageView } from "../../events/contract.js";
 
 /**
  * An event as the stream sends it. Its type is one of the contract's
@@ -66,7 +66,7 @@ export type Part =
   | { type: "tool"; id: string; name: string; input: Record<string, unknown>; result?: ToolResult }
   | { type: "plan"; planId: string; approvalId: string; goal: string; steps: PlanStep[] }
   | { type: "approval"; approvalId: string }
-  | { type: "outcome"; outcome: string; summary: string; needs: string | null }
+  | { type: "outcome"; outcome: string; summary: string; needs: string | null; usage?: UsageView | null }
   | { type: "snapshot"; snapshotId: string }
   | { type: "error"; message: string };
 
@@ -295,6 +295,7 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
         outcome: str(d.outcome) ?? "verified",
         summary: str(d.summary) ?? "",
         needs: str(d.needs) ?? null,
+        ...(d.usage ? { usage: d.usage as UsageView } : {}),
       });
       break;
     case "snapshot_recorded": {
@@ -312,6 +313,9 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
       t.snapshots[snap.id] = snap;
       break;
     }
+    case "plan_updated":
+      // The checklist follows it (plan-checklist.ts); the transcript shows no card for it.
+      break;
     default: {
       // Every type of the contract has a case above (the compiler checks);
       // one unknown to this build of the page is skipped.

@@ -1,0 +1,73 @@
+// Usage and cost: one model_calls row per model call, with the tokens the
+// Messages API reported (input, output, cache read, cache creation) and the
+// call's estimated cost (usage/pricing.ts). The only module that writes
+// model_calls; rows are only inserted. Sums are read here too, so "a
+// session's usage", "a plan's usage" and "the tokens since the window
+// opened" (the budget, assent/window-budget.ts) are one definition each.
+import { type Kysely, sql } from "kysely";
+import type { Database } from "../db/schema.js";
+import type { UsageView } from "../events/contract.js";
+import { costUsd, type ModelPrices, priceOf } from "./pricing.js";
+
+/** What the SDK's Message.usage holds (the cache fields may be absent or null on other servers). */
+export interface ReportedUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+const count = (n: number | null | undefined) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+
+export async function modelCallRecord(
+  db: Kysely<Database>,
+  p: { sessionId: string; turnId: string | null; planId: string | null; model: string; usage: ReportedUsage; prices?: ModelPrices },
+): Promise<void> {
+  const tokens = {
+    inputTokens: count(p.usage.input_tokens),
+    outputTokens: count(p.usage.output_tokens),
+    cacheReadTokens: count(p.usage.cache_read_input_tokens),
+    cacheWriteTokens: count(p.usage.cache_creation_input_tokens),
+  };
+  await db
+    .insertInto("model_calls")
+    .values({
+      session_id: p.sessionId,
+      turn_id: p.turnId,
+      plan_id: p.planId,
+      model: p.model,
+      input_tokens: tokens.inputTokens,
+      output_tokens: tokens.outputTokens,
+      cache_read_tokens: tokens.cacheReadTokens,
+      cache_write_tokens: tokens.cacheWriteTokens,
+      cost_usd: costUsd(priceOf(p.model, p.prices), tokens),
+    })
+    .execute();
+}
+
+/** Sums the calls of a session, of a plan, or of a session since a moment. costUsd is null when no call had a price. */
+export async function modelCallsSum(db: Kysely<Database>, p: { sessionId?: string; planId?: string; since?: Date }): Promise<UsageView> {
+  let q = db
+    .selectFrom("model_calls")
+    .select([
+      sql<string>`coalesce(sum(input_tokens), 0)`.as("input"),
+      sql<string>`coalesce(sum(output_tokens), 0)`.as("output"),
+      sql<string>`coalesce(sum(cache_read_tokens), 0)`.as("cache_read"),
+      sql<string>`coalesce(sum(cache_write_tokens), 0)`.as("cache_write"),
+      sql<number | null>`sum(cost_usd)`.as("cost"),
+    ]);
+  if (p.sessionId) q = q.where("session_id", "=", p.sessionId);
+  if (p.planId) q = q.where("plan_id", "=", p.planId);
+  if (p.since) q = q.where("created_at", ">=", p.since);
+  const r = await q.executeTakeFirstOrThrow();
+  return {
+    inputTokens: Number(r.input),
+    outputTokens: Number(r.output),
+    cacheReadTokens: Number(r.cache_read),
+    cacheWriteTokens: Number(r.cache_write),
+    costUsd: r.cost === null ? null : Number(r.cost),
+  };
+}
+
+/** Every token a usage counts (what NOMOS_WINDOW_TOKEN_BUDGET limits). */
+export const usageTokens = (u: UsageView) => u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
