@@ -438,6 +438,30 @@ describe("notifications with the browser closed (issue 16)", () => {
     expect(await page.text()).toContain("/assets/app.js");
     expect((await api("GET", `/api/sessions/${link.hash.slice("#/s/".length)}`)).status).toBe(200);
   });
+
+  it("every verified plan reached ntfy, the webhook and Web Push as 'plan finished' exactly once each", async () => {
+    const verified = await t.db.kysely.selectFrom("plans").select(["id", "session_id"]).where("outcome", "=", "verified").execute();
+    // The deployment scenario ends its plan with report_outcome (the demo policy does).
+    expect(verified.length).toBeGreaterThanOrEqual(1);
+    await until("the finished-plan notifications delivered", async () => {
+      const open = await t.db.kysely
+        .selectFrom("notification_deliveries")
+        .select("id")
+        .where("status", "in", ["pending", "sending"])
+        .execute();
+      return open.length === 0;
+    });
+    const links = verified.map((p) => `${service.url}/#/s/${p.session_id}`).sort();
+    const finishedSent = (r: Receiver, decode: (body: Buffer) => Record<string, string>) =>
+      r.requests.map((q) => decode(q.body)).filter((p) => p.type === "plan_finished");
+    const webhook = finishedSent(notify.webhook!, (b) => JSON.parse(b.toString("utf8")));
+    const push = finishedSent(notify.push!, (b) => JSON.parse(pushBrowser.decrypt(b)));
+    expect(webhook.map((p) => p.url).sort()).toEqual(links);
+    expect(push.map((p) => p.url).sort()).toEqual(links);
+    expect(new Set(webhook.map((p) => p.id)).size).toBe(verified.length);
+    const ntfy = notify.ntfy!.requests.filter((q) => String(q.headers.tags).includes("plan_finished"));
+    expect(ntfy.map((q) => q.headers.click).sort()).toEqual(links);
+  });
 });
 
 describe("the audit trail of the whole run", () => {
