@@ -197,6 +197,15 @@ export class Turns {
     return { turnId };
   }
 
+  /**
+   * A continuation turn was queued for the session by another module's
+   * statement (the event loop's one-statement claim and queue): run it here,
+   * as chatWith would have.
+   */
+  queued(sessionId: string): void {
+    this.kick(sessionId);
+  }
+
   private async requireSession(sessionId: string): Promise<void> {
     if (!UUID.test(sessionId) || !(await sessionExists(this.deps.db, { sessionId }))) throw new TurnSessionNotFoundError(sessionId);
   }
