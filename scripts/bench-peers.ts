@@ -322,20 +322,23 @@ async function nomosMode(name: "queued" | "turn", model: InstantModel | undefine
   model?.onRequest((t, ids) => {
     for (const id of ids) mode.tracker.start(id, t);
   });
+  // Wired as main.ts wires it: claim and queue in one statement, then the
+  // queued turn runs (turn mode) or is only timed (queued mode).
   const dispatcher = new ContinuationDispatcher({
     db,
     log,
     owner: "bench",
     maxContinuations: 1_000_000,
-    startTurn: async (p) => {
-      const turn = agent
-        ? await agent.turns.chatWith(p.sessionId, p.notes, { executionIds: p.executionIds, reason: p.reason })
-        : await turnQueueContinuation(db.kysely, { ...p, actor: "system:continuation" });
-      if (!agent) {
+    startTurn: (p) =>
+      agent
+        ? agent.turns.chatWith(p.sessionId, p.notes, { executionIds: p.executionIds, reason: p.reason })
+        : turnQueueContinuation(db.kysely, { ...p, actor: "system:continuation" }),
+    turnQueued: ({ sessionId, executionIds }) => {
+      if (agent) agent.turns.queued(sessionId);
+      else {
         const t = now();
-        for (const id of p.executionIds) mode.tracker.start(id, t);
+        for (const id of executionIds) mode.tracker.start(id, t);
       }
-      return turn;
     },
   });
   const listener = new ExecutionFinishedListener({
