@@ -40,6 +40,9 @@ import { SshPool } from "../src/ssh/connection-pool.js";
 import { makeRedactor } from "../src/ssh/redact.js";
 import { TargetRegistry } from "../src/targets/registry.js";
 import { turnQueueContinuation } from "../src/turns/continuation-queue.js";
+import { historyLoad } from "../src/turns/history.js";
+import { messageAppend } from "../src/turns/messages.js";
+import { turnClaimNext, turnFinish } from "../src/turns/turn-store.js";
 import { startPostgresSource, withDatabase } from "../tests/helpers/postgres-source.js";
 import { percentile } from "./lib/stats.js";
 
@@ -372,6 +375,68 @@ async function notifyFloor(): Promise<Result> {
   return { n: EVENTS, lost: 0, p50: percentile(sorted, 50), p99: percentile(sorted, 99), cpuMs: (cpu.user + cpu.system) / 1000 / EVENTS };
 }
 
+/**
+ * Turn setup against history length: a session with `size` messages, then
+ * per turn — continuation queued, claimed, history loaded and assembled,
+ * the reply stored with its event, the turn ended — timed without the
+ * model; and the history load alone.
+ */
+async function turnSetup(sizes: number[], turns: number): Promise<{ size: number; setup: number[]; load: number[]; cpu: number }[]> {
+  const url = await freshDatabase();
+  const migrator = connect(url, { max: 1 });
+  await migrate(migrator.sql);
+  await migrator.close();
+  const db = connect(url, { max: 4, applicationName: "nomos" });
+  const out = [];
+  try {
+    for (const size of sizes) {
+      const [s] = await db.sql<{ id: string }[]>`INSERT INTO sessions (title) VALUES ('setup') RETURNING id`;
+      const sessionId = s!.id;
+      // History: completed turns of an operator line and an assistant reply (~200 bytes each).
+      await db.sql`
+        WITH t AS (INSERT INTO turns (session_id, kind, status, started_at, finished_at)
+                   SELECT ${sessionId}, 'operator', 'completed', now(), now() FROM generate_series(1, ${size / 2}) RETURNING id)
+        INSERT INTO messages (session_id, turn_id, kind, content)
+        SELECT ${sessionId}, t.id, k.kind,
+               jsonb_build_array(jsonb_build_object('type', 'text', 'text', k.kind || ' ' || repeat('lorem ipsum ', 16)))
+          FROM t, (VALUES ('operator'), ('assistant')) k(kind)`;
+      await db.sql`VACUUM ANALYZE messages`;
+      const setup: number[] = [];
+      const load: number[] = [];
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < turns; i++) {
+        await turnQueueContinuation(db.kysely, {
+          sessionId,
+          actor: "system:continuation",
+          notes: [`execution ${i} completed (exit 0) on pve1: true`],
+          executionIds: [],
+          reason: "executions",
+        });
+        const t0 = performance.now();
+        const claimed = await turnClaimNext(db.kysely, { sessionId, owner: "bench" });
+        const t1 = performance.now();
+        await historyLoad(db.kysely, { sessionId });
+        const t2 = performance.now();
+        await messageAppend(db.kysely, {
+          sessionId,
+          turnId: claimed!.turn.id,
+          kind: "assistant",
+          content: [{ type: "text", text: "noted" }],
+          actor: `agent:${sessionId}`,
+        });
+        await turnFinish(db.kysely, { turnId: claimed!.turn.id, sessionId, status: "completed", iterations: 1, actor: "system:bench" });
+        setup.push(performance.now() - t0);
+        load.push(t2 - t1);
+      }
+      const cpu = process.cpuUsage(cpu0);
+      out.push({ size, setup: setup.slice(3), load: load.slice(3), cpu: (cpu.user + cpu.system) / 1000 / turns });
+    }
+  } finally {
+    await db.close();
+  }
+  return out;
+}
+
 // ── the run ──────────────────────────────────────────────────────────────
 
 const f = (v: number) => (Number.isFinite(v) ? (v < 10 ? v.toFixed(2) : v.toFixed(1)) : "lost");
@@ -381,6 +446,26 @@ const load = () =>
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(" / ");
+
+if (process.argv.includes("--setup-only")) {
+  try {
+    const rows = await turnSetup([10, 1000, 10_000], quick ? 10 : 30);
+    const med = (v: number[]) =>
+      percentile(
+        [...v].sort((a, b) => a - b),
+        50,
+      );
+    console.log(`Load average: ${load()}`);
+    console.log("| messages in the session | turn setup p50 (ms) | of which history load p50 (ms) | CPU per turn setup (ms) |");
+    console.log("|---|---|---|---|");
+    for (const r of rows) console.log(`| ${r.size.toLocaleString("en")} | ${f(med(r.setup))} | ${f(med(r.load))} | ${f(r.cpu)} |`);
+  } finally {
+    for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+    await source.stop();
+  }
+  process.exit(0);
+}
 
 const startedAt = Date.now();
 const loadAtStart = load();
