@@ -276,8 +276,13 @@ async function startInstantModel(): Promise<InstantModel> {
   };
 }
 
-async function nomosMode(name: "queued" | "turn", model: InstantModel | undefined): Promise<Mode> {
+async function nomosMode(
+  name: "queued" | "turn",
+  model: InstantModel | undefined,
+  o: { trackFunctions?: boolean } = {},
+): Promise<Mode & { db: Db }> {
   const url = await freshDatabase();
+  if (o.trackFunctions) await admin.unsafe(`ALTER DATABASE ${new URL(url).pathname.slice(1)} SET track_functions = 'all'`);
   const migrator = connect(url, { max: 1 });
   await migrate(migrator.sql);
   await migrator.close();
@@ -303,8 +308,9 @@ async function nomosMode(name: "queued" | "turn", model: InstantModel | undefine
         onApprovalsSettled: () => {},
       })
     : undefined;
-  const mode: Mode = {
+  const mode: Mode & { db: Db } = {
     name,
+    db,
     tracker: new Tracker(),
     prepare: (n) => runningExecutions(driver, sessions, n),
     fire: async (id) => {
@@ -446,6 +452,44 @@ const load = () =>
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(" / ");
+
+/**
+ * What the triggers cost on the event loop's path: a Nomos mode on a fresh
+ * database with track_functions = 'all' (set for this database's sessions),
+ * `events` events paced, then pg_stat_user_functions per event.
+ */
+async function triggerCost(name: "queued" | "turn", model: InstantModel | undefined, events: number) {
+  const m = await nomosMode(name, model, { trackFunctions: true });
+  try {
+    await paced(m);
+    await sleep(2500); // function statistics reach the shared stats at the backends' next flush
+    const rows = await m.db.sql<{ fn: string; calls: string; total: number; self: number }[]>`
+      SELECT schemaname || '.' || funcname AS fn, calls::text, total_time AS total, self_time AS self
+        FROM pg_stat_user_functions ORDER BY total_time DESC LIMIT 12`;
+    return rows.map((r) => ({ fn: r.fn, calls: Number(r.calls) / events, total: r.total / events, self: r.self / events }));
+  } finally {
+    await m.stop();
+  }
+}
+
+if (process.argv.includes("--triggers")) {
+  const model = await startInstantModel();
+  try {
+    for (const name of ["queued", "turn"] as const) {
+      const rows = await triggerCost(name, name === "turn" ? model : undefined, EVENTS);
+      console.log(`\n${name} (${EVENTS} events paced every ${PACE_MS} ms; load ${load()}): per event`);
+      console.log("| function | calls | total ms | self ms |");
+      console.log("|---|---|---|---|");
+      for (const r of rows) console.log(`| ${r.fn} | ${r.calls.toFixed(2)} | ${r.total.toFixed(3)} | ${r.self.toFixed(3)} |`);
+    }
+  } finally {
+    model.stop();
+    for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+    await source.stop();
+  }
+  process.exit(0);
+}
 
 if (process.argv.includes("--setup-only")) {
   try {
