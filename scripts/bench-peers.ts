@@ -338,10 +338,16 @@ async function nomosMode(
     log,
     owner: "bench",
     maxContinuations: 1_000_000,
-    startTurn: (p) =>
-      agent
-        ? agent.turns.chatWith(p.sessionId, p.notes, { executionIds: p.executionIds, reason: p.reason })
-        : turnQueueContinuation(db.kysely, { ...p, actor: "system:continuation" }),
+    // The two-step path (claim, then this): used by the sweep's recovery,
+    // and by the dispatcher of a build without the one-statement path (the
+    // baseline this benchmark is run against).
+    startTurn: async (p) => {
+      if (agent) return agent.turns.chatWith(p.sessionId, p.notes, { executionIds: p.executionIds, reason: p.reason });
+      const turn = await turnQueueContinuation(db.kysely, { ...p, actor: "system:continuation" });
+      const t = now();
+      for (const id of p.executionIds) mode.tracker.start(id, t);
+      return turn;
+    },
     turnQueued: ({ sessionId, executionIds }) => {
       if (agent) agent.turns.queued(sessionId);
       else {
