@@ -31,8 +31,9 @@ interface Entry {
   through: string;
 }
 
-/** Sessions kept per database handle; the least recently used is dropped beyond it. */
+/** Sessions, and rows over all sessions, kept per database handle; the least recently used sessions go first beyond either. */
 const MAX_SESSIONS = 256;
+const MAX_ROWS = 50_000;
 
 const caches = new WeakMap<Kysely<Database>, Map<string, Entry>>();
 
@@ -89,6 +90,17 @@ export async function historyRows(db: Kysely<Database>, p: { sessionId: string }
   }
   cache.delete(p.sessionId);
   cache.set(p.sessionId, { rows, through });
-  if (cache.size > MAX_SESSIONS) cache.delete(cache.keys().next().value as string);
+  evict(cache);
   return extra.length > 0 ? [...rows, ...extra] : rows;
+}
+
+/** Drops the least recently used sessions while over MAX_SESSIONS or MAX_ROWS (the newest one stays). */
+function evict(cache: Map<string, Entry>): void {
+  let total = 0;
+  for (const e of cache.values()) total += e.rows.length;
+  for (const [sessionId, e] of cache) {
+    if (cache.size <= 1 || (cache.size <= MAX_SESSIONS && total <= MAX_ROWS)) return;
+    cache.delete(sessionId);
+    total -= e.rows.length;
+  }
 }
