@@ -393,7 +393,8 @@ async function notifyFloor(): Promise<Result> {
  * the reply stored with its event, the turn ended — timed without the
  * model; and the history load alone.
  */
-async function turnSetup(sizes: number[], turns: number): Promise<{ size: number; setup: number[]; load: number[]; cpu: number }[]> {
+type SetupRow = { size: number; setup: number[]; load: number[]; claim: number[]; append: number[]; finish: number[]; cpu: number };
+async function turnSetup(sizes: number[], turns: number): Promise<SetupRow[]> {
   const url = await freshDatabase();
   const migrator = connect(url, { max: 1 });
   await migrate(migrator.sql);
@@ -415,6 +416,7 @@ async function turnSetup(sizes: number[], turns: number): Promise<{ size: number
       await db.sql`VACUUM ANALYZE messages`;
       const setup: number[] = [];
       const load: number[] = [];
+      const steps = { claim: [] as number[], append: [] as number[], finish: [] as number[] };
       const cpu0 = process.cpuUsage();
       for (let i = 0; i < turns; i++) {
         await turnQueueContinuation(db.kysely, {
@@ -436,12 +438,25 @@ async function turnSetup(sizes: number[], turns: number): Promise<{ size: number
           content: [{ type: "text", text: "noted" }],
           actor: `agent:${sessionId}`,
         });
+        const t3 = performance.now();
         await turnFinish(db.kysely, { turnId: claimed!.turn.id, sessionId, status: "completed", iterations: 1, actor: "system:bench" });
-        setup.push(performance.now() - t0);
+        const t4 = performance.now();
+        setup.push(t4 - t0);
         load.push(t2 - t1);
+        steps.claim.push(t1 - t0);
+        steps.append.push(t3 - t2);
+        steps.finish.push(t4 - t3);
       }
       const cpu = process.cpuUsage(cpu0);
-      out.push({ size, setup: setup.slice(3), load: load.slice(3), cpu: (cpu.user + cpu.system) / 1000 / turns });
+      out.push({
+        size,
+        setup: setup.slice(3),
+        load: load.slice(3),
+        claim: steps.claim.slice(3),
+        append: steps.append.slice(3),
+        finish: steps.finish.slice(3),
+        cpu: (cpu.user + cpu.system) / 1000 / turns,
+      });
     }
   } finally {
     await db.close();
@@ -506,9 +521,12 @@ if (process.argv.includes("--setup-only")) {
         50,
       );
     console.log(`Load average: ${load()}`);
-    console.log("| messages in the session | turn setup p50 (ms) | of which history load p50 (ms) | CPU per turn setup (ms) |");
-    console.log("|---|---|---|---|");
-    for (const r of rows) console.log(`| ${r.size.toLocaleString("en")} | ${f(med(r.setup))} | ${f(med(r.load))} | ${f(r.cpu)} |`);
+    console.log("| messages in the session | turn setup p50 (ms) | claim | history load | reply stored | turn ended | CPU per turn setup (ms) |");
+    console.log("|---|---|---|---|---|---|---|");
+    for (const r of rows)
+      console.log(
+        `| ${r.size.toLocaleString("en")} | ${f(med(r.setup))} | ${f(med(r.claim))} | ${f(med(r.load))} | ${f(med(r.append))} | ${f(med(r.finish))} | ${f(r.cpu)} |`,
+      );
   } finally {
     for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
     await admin.end();
