@@ -521,7 +521,9 @@ if (process.argv.includes("--setup-only")) {
         50,
       );
     console.log(`Load average: ${load()}`);
-    console.log("| messages in the session | turn setup p50 (ms) | claim | history load | reply stored | turn ended | CPU per turn setup (ms) |");
+    console.log(
+      "| messages in the session | turn setup p50 (ms) | claim | history load | reply stored | turn ended | CPU per turn setup (ms) |",
+    );
     console.log("|---|---|---|---|---|---|---|");
     for (const r of rows)
       console.log(
