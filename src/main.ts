@@ -148,6 +148,7 @@ async function main(): Promise<void> {
       owner,
       dispatcher,
       startTurn: ({ sessionId, notes, executionIds, reason }) => agent.turns.chatWith(sessionId, notes, { executionIds, reason }),
+      turnQueued: ({ sessionId }) => agent.turns.queued(sessionId),
       sweepSeconds: config.sweepSeconds,
     });
     stops.push(eventLoop.stop);

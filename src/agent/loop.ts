@@ -28,7 +28,6 @@ import type { Kysely } from "kysely";
 import { assentWindowCurrent } from "../assent/window.js";
 import { assentWindowBudgetCheck } from "../assent/window-budget.js";
 import type { Database } from "../db/schema.js";
-import { withActor } from "../db/with-actor.js";
 import type { ExecutionsPort } from "../executions/executions-port.js";
 import type { Logger } from "../log/logger.js";
 import { historyLoad } from "../turns/history.js";
@@ -75,7 +74,7 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
   const log = deps.log.child({ sessionId: ctx.sessionId, turnId: ctx.turnId });
   const actor = `agent:${ctx.sessionId}`;
   const persist = (kind: "assistant" | "tool_results", content: Block[]) =>
-    withActor(deps.db, actor, (tx) => messageAppend(tx, { sessionId: ctx.sessionId, turnId: ctx.turnId, kind, content }));
+    messageAppend(deps.db, { sessionId: ctx.sessionId, turnId: ctx.turnId, kind, content, actor });
 
   const messages = await historyLoad(deps.db, { sessionId: ctx.sessionId });
   const cache = deps.cache !== false;

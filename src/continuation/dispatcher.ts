@@ -19,13 +19,19 @@
 // - Marked before running: the claim commits before the turn is started, so
 //   a turn that fails cannot re-trigger itself, and a crash in between
 //   leaves a claim with a lease that the sweep hands to another process.
+// - One round trip (production, when `turnQueued` is given): the NOTIFY
+//   names the session ("<execution id>:<session id>", migration 100), and
+//   the claim and the queued turn are one statement
+//   (ledger.ts planExecutionsClaimAndQueue); turnQueued then runs the
+//   queued turn. Without it (tests that supply their own startTurn), the
+//   claim and startTurn are two steps, as before.
 import { sql } from "kysely";
 import type { Db } from "../db/connect.js";
 import { withDeadline } from "../db/pg-errors.js";
 import { sessionEventsAppend } from "../events/session-events.js";
 import { executionNote } from "../executions/execution-note.js";
 import type { Logger } from "../log/logger.js";
-import { planExecutionsClaimForSession } from "./ledger.js";
+import { planExecutionsClaimAndQueue, planExecutionsClaimForSession } from "./ledger.js";
 
 /**
  * How the agent is re-invoked: Turns.chatWith in production. It must mark
@@ -39,6 +45,9 @@ export type StartContinuationTurn = (params: {
   reason: "executions" | "approval" | "recovered";
 }) => Promise<{ turnId: string }>;
 
+/** A continuation turn was queued by the dispatcher's one statement: run it (Turns.queued in production). */
+export type ContinuationQueued = (turn: { sessionId: string; turnId: string; executionIds: string[] }) => void;
+
 export interface DispatcherOptions {
   db: Db;
   log: Logger;
@@ -50,6 +59,8 @@ export interface DispatcherOptions {
    * wait, coalesced, and nothing is dispatched.
    */
   startTurn?: StartContinuationTurn;
+  /** With it, claim and queue are one statement (see the header); given here or by start(). */
+  turnQueued?: ContinuationQueued;
   maxContinuations: number;
   /** How long a claim may wait for its turn before another process may take it over. */
   leaseSeconds?: number;
@@ -73,9 +84,11 @@ export class ContinuationDispatcher {
   private readonly deadlineMs: number;
   private readonly log: Logger;
   private startTurn: StartContinuationTurn | undefined;
+  private turnQueued: ContinuationQueued | undefined;
 
   constructor(private readonly o: DispatcherOptions) {
     this.startTurn = o.startTurn;
+    this.turnQueued = o.turnQueued;
     this.leaseSeconds = o.leaseSeconds ?? 30;
     this.concurrency = o.concurrency ?? 16;
     this.deadlineMs = o.deadlineMs ?? this.leaseSeconds * 1000;
@@ -83,17 +96,29 @@ export class ContinuationDispatcher {
   }
 
   /** Begins dispatching (once), with what is already pending. */
-  start(startTurn: StartContinuationTurn): void {
+  start(startTurn: StartContinuationTurn, turnQueued?: ContinuationQueued): void {
     this.startTurn ??= startTurn;
+    this.turnQueued ??= turnQueued;
     this.pump();
   }
 
-  /** An execution finished (from NOTIFY): find its session and queue it. */
-  async notify(executionId: string): Promise<void> {
-    if (!/^[0-9a-f-]{36}$/i.test(executionId)) {
-      this.log.warn({ payload: executionId }, "ignoring a malformed nomos_execution_finished payload");
+  /**
+   * An execution finished (from NOTIFY): queue its session. The payload
+   * "<execution id>:<session id>" names the session a result waits in;
+   * a bare execution id (no result waits, or a sender from before
+   * migration 100) is looked up.
+   */
+  async notify(payload: string): Promise<void> {
+    const m = /^([0-9a-f-]{36})(?::([0-9a-f-]{36}))?$/i.exec(payload);
+    if (!m) {
+      this.log.warn({ payload }, "ignoring a malformed nomos_execution_finished payload");
       return;
     }
+    if (m[2]) {
+      this.poke(m[2]);
+      return;
+    }
+    const executionId = m[1]!;
     const row = await this.o.db.kysely
       .selectFrom("nomos_plan_executions")
       .select(["session_id", "continued_at"])
@@ -156,6 +181,7 @@ export class ContinuationDispatcher {
   }
 
   private async dispatch(sessionId: string, entry: Pending): Promise<void> {
+    if (this.turnQueued) return this.dispatchInOne(sessionId, entry, this.turnQueued);
     const log = this.log.child({ sessionId });
     const outcome = await planExecutionsClaimForSession(this.o.db, {
       sessionId,
@@ -175,22 +201,40 @@ export class ContinuationDispatcher {
       return;
     }
     if (outcome.kind === "window_closed" || outcome.kind === "nothing") return;
-    if (outcome.kind === "limit_reached") {
-      const message =
-        `Stopped after ${outcome.limit} continuation turns in this assent window (the loop guard). ` +
-        "Finished results wait for your next message; approve again to let the agent continue on its own.";
-      log.warn({ limit: outcome.limit }, "continuation limit reached; window closed");
-      await sessionEventsAppend(this.o.db.kysely, [
-        { sessionId, type: "turn_failed", data: { message, reason: "continuation_limit" } },
-        { sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: "continuation_limit" } },
-      ]);
-      return;
-    }
+    if (outcome.kind === "limit_reached") return this.reportLimit(sessionId, outcome.limit);
     const executionIds = outcome.executions.map((e) => e.id);
     const notes = [...entry.extraNotes, ...outcome.executions.map(executionNote)];
     const reason = executionIds.length > 0 ? "executions" : "approval";
     const { turnId } = await this.turnStarter()({ sessionId, notes, executionIds, reason });
     log.debug({ turnId, executions: executionIds.length }, "continuation dispatched");
+  }
+
+  /** The one-statement dispatch: claim and queue together, then run the queued turn. */
+  private async dispatchInOne(sessionId: string, entry: Pending, turnQueued: ContinuationQueued): Promise<void> {
+    const outcome = await planExecutionsClaimAndQueue(this.o.db, {
+      sessionId,
+      owner: this.o.owner,
+      actor: "system:continuation",
+      leaseSeconds: this.leaseSeconds,
+      maxContinuations: this.o.maxContinuations,
+      extraNotes: entry.extraNotes,
+    });
+    if (outcome.kind === "limit_reached") return this.reportLimit(sessionId, outcome.limit);
+    if (outcome.kind !== "queued") return;
+    turnQueued({ sessionId, turnId: outcome.turnId, executionIds: outcome.executionIds });
+    if (this.log.isLevelEnabled("debug"))
+      this.log.debug({ sessionId, turnId: outcome.turnId, executions: outcome.executionIds.length }, "continuation queued");
+  }
+
+  private async reportLimit(sessionId: string, limit: number): Promise<void> {
+    const message =
+      `Stopped after ${limit} continuation turns in this assent window (the loop guard). ` +
+      "Finished results wait for your next message; approve again to let the agent continue on its own.";
+    this.log.warn({ sessionId, limit }, "continuation limit reached; window closed");
+    await sessionEventsAppend(this.o.db.kysely, [
+      { sessionId, type: "turn_failed", data: { message, reason: "continuation_limit" } },
+      { sessionId, type: "assent_changed", data: { open: false, expiresAt: null, reason: "continuation_limit" } },
+    ]);
   }
 
   private async notesFor(executionIds: string[]): Promise<string[]> {

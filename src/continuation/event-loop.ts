@@ -6,7 +6,7 @@
 // start: stop listening, stop the sweep, then let dispatches in flight end.
 import type { Db, Sql } from "../db/connect.js";
 import type { Logger } from "../log/logger.js";
-import type { ContinuationDispatcher, StartContinuationTurn } from "./dispatcher.js";
+import type { ContinuationDispatcher, ContinuationQueued, StartContinuationTurn } from "./dispatcher.js";
 import { ExecutionFinishedListener, type ListenerState } from "./listener.js";
 import { ReconciliationSweep, type SweepState } from "./sweep.js";
 
@@ -25,10 +25,12 @@ export async function startEventLoop(p: {
   owner: string;
   dispatcher: ContinuationDispatcher;
   startTurn: StartContinuationTurn;
+  /** Runs a turn the dispatcher queued in its one statement (with it, claim and queue are one round trip). */
+  turnQueued?: ContinuationQueued;
   sweepSeconds: number;
 }): Promise<StartedEventLoop> {
   const { db, log, owner, dispatcher } = p;
-  dispatcher.start(p.startTurn);
+  dispatcher.start(p.startTurn, p.turnQueued);
   const sweep = new ReconciliationSweep({
     db,
     log: log.child({ component: "sweep" }),

@@ -14,10 +14,16 @@
 //   at its limit, closed or revoked never yields a continuation.
 // - A claim whose turn never started (its process died) is taken over by one
 //   other process after its lease; a delivered claim never is.
+// - The hot path (planExecutionsClaimAndQueue) claims and queues the
+//   continuation turn in one statement, so its claims are delivered the
+//   moment they are made and never need the lease.
 import { type Kysely, sql } from "kysely";
 import type { Db } from "../db/connect.js";
 import type { Database, ExecutionStatus } from "../db/schema.js";
+import { storableDeep } from "../db/storable.js";
 import { withActor } from "../db/with-actor.js";
+import { SESSION_EVENTS_CHANNEL } from "../events/session-events.js";
+import { messageViewSql } from "../sessions/message-view.js";
 
 /** What a note needs to know of a claimed execution. */
 export interface ClaimedExecution {
@@ -103,6 +109,128 @@ export async function planExecutionsClaimForSession(db: Db, p: ClaimParams): Pro
   if (before >= p.maxContinuations) return closeAtLimit(db, p, result.window_id);
   if (result.claimed.length === 0 && !p.countEmpty) return { kind: "nothing" };
   return { kind: "claimed", executions: result.claimed, windowId: result.window_id, continuations: before + 1 };
+}
+
+export type ClaimAndQueueOutcome =
+  | { kind: "queued"; turnId: string; executionIds: string[]; reason: "executions" | "approval" }
+  | { kind: "nothing" }
+  | { kind: "window_closed" }
+  | { kind: "limit_reached"; windowId: string; limit: number };
+
+export interface ClaimAndQueueParams extends Omit<ClaimParams, "countEmpty"> {
+  /**
+   * Notes to deliver besides the results (the operator's decisions): with
+   * any, the turn is queued even when no result is claimed, and even with no
+   * window open (then it claims nothing and counts nothing).
+   */
+  extraNotes: string[];
+}
+
+/**
+ * The event loop's hot path in ONE statement (one round trip after the
+ * NOTIFY): lock the session's open window, check the loop guard, claim every
+ * finished un-continued result, count the turn against the window, and
+ * queue the continuation turn that carries them — the turn row, its
+ * system_note (the notes built in SQL by execution_note(), migration 100,
+ * after the extra notes), its `message` event with the stream's NOTIFY, and
+ * the delivery mark, set by the claim itself (the turn's id is drawn
+ * first), so every claimed row is written once. The audit actor is set by
+ * the first CTE; the audit triggers fire at the statement's end.
+ *
+ * Same rules as planExecutionsClaimForSession + turnQueueContinuation:
+ * exactly once (the conditional UPDATE under the window's row lock), no
+ * window no claim, the loop guard (limit_reached is then handled as
+ * there), coalescing (one turn for everything finished). A claim here is
+ * delivered in the same commit, so it never lapses.
+ */
+export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams): Promise<ClaimAndQueueOutcome> {
+  const extra = storableDeep(p.extraNotes.map((n) => n.trim()).filter((n) => n !== ""));
+  const result = await sql<{ outcome: string; window_id: string | null; turn_id: string | null; execution_ids: string[] }>`
+    WITH actor AS (
+      SELECT set_config('nomos.actor', ${p.actor}, true) AS actor
+    ), win AS (
+      SELECT w.id, w.continuations FROM assent_windows w, actor
+       WHERE w.session_id = ${p.sessionId} AND w.closed_at IS NULL AND w.expires_at > now()
+         FOR UPDATE OF w
+    ), tid AS (
+      SELECT gen_random_uuid() AS id
+    ), claimed AS (
+      UPDATE nomos_plan_executions npe
+         SET continued_at = now(),
+             claimed_by = ${p.owner},
+             claim_expires_at = now() + make_interval(secs => ${p.leaseSeconds}),
+             delivered_turn_id = tid.id
+        FROM executions e, win, tid
+       WHERE e.id = npe.execution_id
+         AND npe.session_id = ${p.sessionId}
+         AND npe.continued_at IS NULL
+         AND execution_is_terminal(e.status)
+         AND win.continuations < ${p.maxContinuations}
+      RETURNING e.id, e.finished_at,
+                btrim(execution_note(e.id, e.status, e.exit_code, e.signal, e.target, e.command, e.error,
+                                     e.stdout, e.stderr, e.stdout_dropped_bytes, e.stderr_dropped_bytes),
+                      js_whitespace()) AS note
+    ), decide AS (
+      SELECT CASE
+               WHEN NOT EXISTS (SELECT 1 FROM win)
+                 THEN CASE WHEN cardinality(${extra}::text[]) > 0 THEN 'approval' ELSE 'window_closed' END
+               WHEN (SELECT continuations FROM win) >= ${p.maxContinuations} THEN 'limit_reached'
+               WHEN EXISTS (SELECT 1 FROM claimed) THEN 'executions'
+               WHEN cardinality(${extra}::text[]) > 0 THEN 'approval'
+               ELSE 'nothing'
+             END AS outcome
+    ), bump AS (
+      UPDATE assent_windows w SET continuations = w.continuations + 1
+        FROM win, decide
+       WHERE w.id = win.id AND decide.outcome IN ('executions', 'approval')
+      RETURNING w.continuations
+    ), notes AS (
+      SELECT ${extra}::text[] || coalesce(array_agg(c.note ORDER BY c.finished_at, c.id) FILTER (WHERE c.note <> ''), '{}') AS notes,
+             coalesce(array_agg(c.id::text ORDER BY c.finished_at, c.id), '{}') AS ids
+        FROM claimed c
+    ), turn AS (
+      INSERT INTO turns (id, session_id, kind, input)
+      SELECT tid.id, ${p.sessionId}::uuid, 'continuation',
+             jsonb_build_object('notes', to_jsonb(notes.notes), 'executionIds', to_jsonb(notes.ids), 'reason', decide.outcome)
+        FROM tid, notes, decide
+       WHERE decide.outcome IN ('executions', 'approval')
+      RETURNING id, session_id
+    ), note AS (
+      INSERT INTO messages (session_id, turn_id, kind, content)
+      SELECT turn.session_id, turn.id, 'system_note',
+             jsonb_build_array(jsonb_build_object('type', 'text', 'text', array_to_string(notes.notes, E'\n')))
+        FROM turn, notes
+      RETURNING id, session_id, turn_id, kind, content, created_at
+    ), event AS (
+      INSERT INTO session_events (session_id, turn_id, type, data)
+      SELECT note.session_id, note.turn_id, 'message', jsonb_build_object('message', ${messageViewSql("note")})
+        FROM note
+      RETURNING session_id
+    )
+    SELECT decide.outcome,
+           (SELECT id FROM win) AS window_id,
+           (SELECT id FROM turn) AS turn_id,
+           notes.ids AS execution_ids,
+           (SELECT pg_notify(${SESSION_EVENTS_CHANNEL}, session_id::text) FROM event) AS notified,
+           (SELECT count(*) FROM bump) AS counted,
+           (SELECT actor FROM actor) AS actor
+      FROM decide, notes`.execute(db.kysely);
+  const row = result.rows[0];
+  if (!row) throw new Error(`claiming and queueing a continuation for session ${p.sessionId} returned no row`);
+  switch (row.outcome) {
+    case "executions":
+    case "approval":
+      if (!row.turn_id) throw new Error(`the continuation of session ${p.sessionId} was decided but no turn was queued`);
+      return { kind: "queued", turnId: row.turn_id, executionIds: row.execution_ids, reason: row.outcome };
+    case "limit_reached": {
+      const closed = await closeAtLimit(db, { ...p, countEmpty: extra.length > 0 }, row.window_id!);
+      return closed.kind === "limit_reached" ? closed : { kind: "nothing" };
+    }
+    case "window_closed":
+      return { kind: "window_closed" };
+    default:
+      return { kind: "nothing" };
+  }
 }
 
 /**

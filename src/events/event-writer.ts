@@ -19,7 +19,9 @@ export class EventWriter {
     private readonly db: Kysely<Database>,
     private readonly sessionId: string,
     private readonly turnId: string | null,
-    private readonly flushMs = 50,
+    // A few rows per second per turn (issue 20): each flush is a row, its
+    // NOTIFY and a wake-up of every stream of the session.
+    private readonly flushMs = 250,
   ) {}
 
   /** Streams a piece of assistant text (coalesced with its neighbours). */

@@ -12,52 +12,42 @@
 // first. System notes are marked as coming from the system, never the
 // operator. A tool_use that never got a result (a crash mid-turn) is
 // answered with an error result, so the history stays valid.
+//
+// Reading: only rows new since the session's last turn in this process come
+// from the database (history-cache.ts).
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Kysely } from "kysely";
-import type { Database, MessageKind } from "../db/schema.js";
+import type { Database } from "../db/schema.js";
+import { historyRows as historyRowsCached, type ReplayRow } from "./history-cache.js";
 
 export const SYSTEM_NOTE_PREFIX = "[Nomos system note: written by the Nomos service, not by the operator]";
 
 type Block = Anthropic.ContentBlockParam;
 
-export interface ReplayRow {
-  id: string;
-  kind: MessageKind;
-  turnId: string | null;
-  content: unknown[];
-}
+export type { ReplayRow };
 
-export async function historyRows(db: Kysely<Database>, p: { sessionId: string }): Promise<ReplayRow[]> {
-  const rows = await db
-    .selectFrom("messages as m")
-    .leftJoin("turns as t", "t.id", "m.turn_id")
-    .select(["m.id", "m.kind", "m.turn_id", "m.content", "t.status as turn_status"])
-    .where("m.session_id", "=", p.sessionId)
-    .orderBy("m.id")
-    .execute();
-  return rows.filter((r) => r.turn_status !== "queued").map((r) => ({ id: r.id, kind: r.kind, turnId: r.turn_id, content: r.content }));
+/** The session's replayable rows: read through the per-process cache (history-cache.ts), only what is new. */
+export function historyRows(db: Kysely<Database>, p: { sessionId: string }): Promise<ReplayRow[]> {
+  return historyRowsCached(db, p);
 }
 
 /** The rows in replay order (see the header). */
 export function historyOrder(rows: ReplayRow[]): ReplayRow[] {
-  const firstOutput = new Map<string, bigint>();
+  // Ids are bigint identities; as numbers they stay exact below 2^53, and
+  // number keys computed once per row keep a long history's sort cheap.
+  const firstOutput = new Map<string, number>();
   for (const r of rows) {
     if ((r.kind === "assistant" || r.kind === "tool_results") && r.turnId && !firstOutput.has(r.turnId)) {
-      firstOutput.set(r.turnId, BigInt(r.id));
+      firstOutput.set(r.turnId, Number(r.id));
     }
   }
-  const INF = 1n << 62n;
-  const key = (r: ReplayRow): [bigint, number, bigint] => {
-    if (r.kind === "assistant" || r.kind === "tool_results" || !r.turnId) return [BigInt(r.id), 1, BigInt(r.id)];
-    return [firstOutput.get(r.turnId) ?? INF, 0, BigInt(r.id)];
-  };
-  return [...rows].sort((a, b) => {
-    const [a0, a1, a2] = key(a);
-    const [b0, b1, b2] = key(b);
-    if (a0 !== b0) return a0 < b0 ? -1 : 1;
-    if (a1 !== b1) return a1 - b1;
-    return a2 < b2 ? -1 : a2 > b2 ? 1 : 0;
+  const keyed = rows.map((r) => {
+    const id = Number(r.id);
+    const own = r.kind === "assistant" || r.kind === "tool_results" || !r.turnId;
+    return { r, k0: own ? id : (firstOutput.get(r.turnId!) ?? Number.POSITIVE_INFINITY), k1: own ? 1 : 0, id };
   });
+  keyed.sort((x, y) => (x.k0 !== y.k0 ? (x.k0 < y.k0 ? -1 : 1) : x.k1 !== y.k1 ? x.k1 - y.k1 : x.id - y.id));
+  return keyed.map((x) => x.r);
 }
 
 function userBlocks(row: ReplayRow): Block[] {

@@ -18,7 +18,7 @@ import { type Kysely, sql } from "kysely";
 import { isPgError } from "../db/pg-errors.js";
 import type { Database, Turn, TurnKind, TurnStatus } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
-import { sessionEventsAppend } from "../events/session-events.js";
+import { SESSION_EVENTS_CHANNEL, sessionEventsAppend } from "../events/session-events.js";
 
 export const TURN_LEASE_SECONDS = 120;
 
@@ -51,56 +51,78 @@ export async function turnClaimNext(
   db: Kysely<Database>,
   p: { sessionId: string; owner: string },
 ): Promise<{ turn: Turn; coalesced: string[] } | undefined> {
+  // One statement, one round trip (it runs before every turn and once more
+  // after it, when it usually finds nothing): lock the session's queued
+  // turns (SKIP LOCKED: another claimer's are not ours), start the oldest,
+  // cancel the others into it and re-point their messages, append
+  // turn_started with its NOTIFY. The audit actor is set by the first CTE;
+  // audit triggers fire at the statement's end.
   try {
-    return await withActor(db, `system:${p.owner}`, async (tx) => {
-      const queued = await tx
-        .selectFrom("turns")
-        .select(["id", "kind"])
-        .where("session_id", "=", p.sessionId)
-        .where("status", "=", "queued")
-        .orderBy("created_at")
-        .orderBy("id")
-        .forUpdate()
-        .skipLocked()
-        .execute();
-      const first = queued[0];
-      if (!first) return undefined;
-      const coalesced = queued.slice(1).map((t) => t.id);
-      const kind: TurnKind = queued.some((t) => t.kind === "operator") ? "operator" : "continuation";
-      const turn = await tx
-        .updateTable("turns")
-        .set({
-          status: "running",
-          kind,
-          started_at: sql`clock_timestamp()`,
-          owner: p.owner,
-          lease_expires_at: sql`now() + make_interval(secs => ${TURN_LEASE_SECONDS})`,
-        })
-        .where("id", "=", first.id)
-        .where("status", "=", "queued")
-        .returningAll()
-        .executeTakeFirst();
-      if (!turn) return undefined;
-      if (coalesced.length > 0) {
-        await tx
-          .updateTable("turns")
-          .set({ status: "cancelled", finished_at: sql`clock_timestamp()`, error: `coalesced into turn ${turn.id}` })
-          .where("id", "in", coalesced)
-          .where("status", "=", "queued")
-          .execute();
-        await tx.updateTable("messages").set({ turn_id: turn.id }).where("turn_id", "in", coalesced).execute();
-      }
-      const input = turn.input as { reason?: string; executionIds?: string[] };
-      await sessionEventsAppend(tx, [
-        {
-          sessionId: p.sessionId,
-          turnId: turn.id,
-          type: "turn_started",
-          data: { turnId: turn.id, kind: turn.kind, reason: input.reason, executionIds: input.executionIds, coalesced },
-        },
-      ]);
-      return { turn, coalesced };
-    });
+    const result = await sql<Turn & { coalesced: string[] }>`
+      WITH actor AS (
+        SELECT set_config('nomos.actor', ${`system:${p.owner}`}, true) AS actor
+      ), queued AS (
+        SELECT t.id, t.kind, t.created_at FROM turns t, actor
+         WHERE t.session_id = ${p.sessionId} AND t.status = 'queued'
+         ORDER BY t.created_at, t.id
+           FOR UPDATE OF t SKIP LOCKED
+      ), first AS (
+        SELECT id FROM queued ORDER BY created_at, id LIMIT 1
+      ), others AS (
+        SELECT q.id, q.created_at FROM queued q, first WHERE q.id <> first.id
+      ), claimed AS (
+        UPDATE turns t
+           SET status = 'running',
+               kind = CASE WHEN EXISTS (SELECT 1 FROM queued WHERE kind = 'operator') THEN 'operator' ELSE 'continuation' END,
+               started_at = clock_timestamp(),
+               owner = ${p.owner},
+               lease_expires_at = now() + make_interval(secs => ${TURN_LEASE_SECONDS})
+          FROM first
+         WHERE t.id = first.id AND t.status = 'queued'
+        RETURNING t.*
+      ), cancelled AS (
+        UPDATE turns t
+           SET status = 'cancelled', finished_at = clock_timestamp(), error = 'coalesced into turn ' || claimed.id
+          FROM claimed, others
+         WHERE t.id = others.id AND t.status = 'queued'
+        RETURNING t.id
+      ), repointed AS (
+        UPDATE messages m SET turn_id = claimed.id
+          FROM claimed, others
+         WHERE m.turn_id = others.id
+        RETURNING m.id
+      ), coalesced AS (
+        SELECT coalesce(array_agg(o.id::text ORDER BY o.created_at, o.id), '{}') AS ids
+          FROM others o, claimed
+      ), event AS (
+        INSERT INTO session_events (session_id, turn_id, type, data)
+        SELECT claimed.session_id, claimed.id, 'turn_started',
+               jsonb_build_object('turnId', claimed.id::text, 'kind', claimed.kind, 'coalesced', to_jsonb(coalesced.ids))
+               || CASE WHEN claimed.input ? 'reason' THEN jsonb_build_object('reason', claimed.input -> 'reason') ELSE '{}' END
+               || CASE WHEN claimed.input ? 'executionIds' THEN jsonb_build_object('executionIds', claimed.input -> 'executionIds') ELSE '{}' END
+          FROM claimed, coalesced
+        RETURNING session_id
+      )
+      SELECT claimed.*, coalesced.ids AS coalesced,
+             (SELECT pg_notify(${SESSION_EVENTS_CHANNEL}, session_id::text) FROM event) AS notified,
+             (SELECT count(*) FROM cancelled) + (SELECT count(*) FROM repointed) AS moved,
+             (SELECT actor FROM actor) AS actor
+        FROM claimed, coalesced`.execute(db);
+    const row = result.rows[0];
+    if (!row) return undefined;
+    const {
+      coalesced,
+      notified: _n,
+      moved: _m,
+      actor: _a,
+      ...turn
+    } = row as Turn & {
+      coalesced: string[];
+      notified?: unknown;
+      moved?: unknown;
+      actor?: unknown;
+    };
+    return { turn: turn as Turn, coalesced };
   } catch (err) {
     if (isPgError(err, "unique_violation")) return undefined; // a turn is running: it will claim this work when it ends
     throw err;
@@ -112,19 +134,16 @@ export async function turnClaimNext(
  * Audited as system:turns, like turnsInterruptExpired: the heartbeat is the turns machinery's own write.
  */
 export async function turnRenewLease(db: Kysely<Database>, p: { turnId: string; iterations?: number }): Promise<boolean> {
-  const row = await withActor(db, "system:turns", (tx) =>
-    tx
-      .updateTable("turns")
-      .set({
-        ...(p.iterations !== undefined ? { iterations: p.iterations } : {}),
-        lease_expires_at: sql`now() + make_interval(secs => ${TURN_LEASE_SECONDS})`,
-      })
-      .where("id", "=", p.turnId)
-      .where("status", "=", "running")
-      .returning("id")
-      .executeTakeFirst(),
-  );
-  return row !== undefined;
+  // One statement: the actor is set by the first CTE (audit triggers fire at the statement's end).
+  const result = await sql<{ id: string }>`
+    WITH actor AS (SELECT set_config('nomos.actor', 'system:turns', true) AS actor)
+    UPDATE turns t
+       SET iterations = coalesce(${p.iterations ?? null}::integer, t.iterations),
+           lease_expires_at = now() + make_interval(secs => ${TURN_LEASE_SECONDS})
+      FROM actor
+     WHERE t.id = ${p.turnId} AND t.status = 'running'
+    RETURNING t.id`.execute(db);
+  return result.rows.length > 0;
 }
 
 export async function turnFinish(
@@ -138,32 +157,31 @@ export async function turnFinish(
     actor: string;
   },
 ): Promise<Turn | undefined> {
-  return withActor(db, p.actor, async (tx) => {
-    const turn = await tx
-      .updateTable("turns")
-      .set({
-        status: p.status,
-        iterations: p.iterations,
-        error: p.error ?? null,
-        finished_at: sql`clock_timestamp()`,
-        lease_expires_at: null,
-      })
-      .where("id", "=", p.turnId)
-      .where("status", "=", "running")
-      .returningAll()
-      .executeTakeFirst();
-    if (turn) {
-      await sessionEventsAppend(tx, [
-        {
-          sessionId: p.sessionId,
-          turnId: p.turnId,
-          type: "turn_finished",
-          data: { turnId: p.turnId, status: p.status, error: p.error ?? undefined },
-        },
-      ]);
-    }
-    return turn;
-  });
+  if (!/^[a-z]+:\S{1,200}$/.test(p.actor)) throw new Error(`turnFinish: actor must read "<kind>:<name>", got "${p.actor}"`);
+  // One statement: the end, its turn_finished event and the stream's NOTIFY.
+  const result = await sql<Turn>`
+    WITH actor AS (
+      SELECT set_config('nomos.actor', ${p.actor}, true) AS actor
+    ), done AS (
+      UPDATE turns t
+         SET status = ${p.status}, iterations = ${p.iterations}, error = ${p.error ?? null}::text,
+             finished_at = clock_timestamp(), lease_expires_at = NULL
+        FROM actor
+       WHERE t.id = ${p.turnId} AND t.status = 'running'
+      RETURNING t.*
+    ), event AS (
+      INSERT INTO session_events (session_id, turn_id, type, data)
+      SELECT ${p.sessionId}::uuid, done.id, 'turn_finished',
+             jsonb_strip_nulls(jsonb_build_object('turnId', done.id::text, 'status', done.status, 'error', done.error))
+        FROM done
+      RETURNING session_id
+    )
+    SELECT done.*, (SELECT pg_notify(${SESSION_EVENTS_CHANNEL}, session_id::text) FROM event) AS notified
+      FROM done`.execute(db);
+  const row = result.rows[0] as (Turn & { notified?: unknown }) | undefined;
+  if (!row) return undefined;
+  const { notified: _n, ...turn } = row;
+  return turn as Turn;
 }
 
 /** Running turns whose process stopped renewing their lease: marked interrupted, so their sessions can run again. */

@@ -94,6 +94,9 @@ export class TurnSessionNotFoundError extends DomainError {
 
 export const TURN_ABORT_CHANNEL = "nomos_turn_abort";
 
+/** How long start() waits for the first claims of work left queued (see start). */
+const START_CLAIM_WAIT_MS = 2000;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Active {
@@ -103,6 +106,8 @@ interface Active {
   done: Promise<void>;
   /** Work was queued while the loop ran: look at the queue once more before leaving. */
   poked: boolean;
+  /** Settles once the loop's first claim was tried (start() waits for it: see there). */
+  claimTried: Promise<void>;
 }
 
 export class Turns {
@@ -197,6 +202,15 @@ export class Turns {
     return { turnId };
   }
 
+  /**
+   * A continuation turn was queued for the session by another module's
+   * statement (the event loop's one-statement claim and queue): run it here,
+   * as chatWith would have.
+   */
+  queued(sessionId: string): void {
+    this.kick(sessionId);
+  }
+
   private async requireSession(sessionId: string): Promise<void> {
     if (!UUID.test(sessionId) || !(await sessionExists(this.deps.db, { sessionId }))) throw new TurnSessionNotFoundError(sessionId);
   }
@@ -237,10 +251,17 @@ export class Turns {
           return undefined;
         });
     }
-    void this.sweep();
+    // Work a dead process left queued is claimed before start() returns
+    // (bounded: a database that does not answer does not hold up startup),
+    // so it runs as it was queued, before the event loop, started next,
+    // queues anything new behind it.
+    const swept = this.sweep();
     this.timer = setInterval(() => void this.sweep(), this.deps.sweepMs ?? 15_000);
     this.timer.unref();
     await this.listening;
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([swept, new Promise<void>((r) => (bound = setTimeout(r, START_CLAIM_WAIT_MS)))]);
+    clearTimeout(bound);
   }
 
   /** Stops taking work, aborts running turns (they end 'aborted') and waits for them. Idempotent. */
@@ -262,37 +283,46 @@ export class Turns {
     for (let a = this.active.get(sessionId); a; a = this.active.get(sessionId)) await a.done;
   }
 
+  /** Resolves once each session it kicked has tried its first claim. */
   private async sweep(): Promise<void> {
     try {
       await turnsInterruptExpired(this.deps.db);
-      for (const sessionId of await turnsSessionsWaiting(this.deps.db)) this.kick(sessionId);
+      const tried: Promise<void>[] = [];
+      for (const sessionId of await turnsSessionsWaiting(this.deps.db)) tried.push(this.kick(sessionId));
+      await Promise.all(tried);
     } catch (err) {
       this.deps.log.error({ err }, "turn sweep failed; retrying on the next sweep");
     }
   }
 
   /** Runs the session's queued work here unless this process already runs a turn for it. */
-  private kick(sessionId: string): void {
-    if (this.stopped) return;
+  private kick(sessionId: string): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     const running = this.active.get(sessionId);
     if (running) {
       running.poked = true;
-      return;
+      return running.claimTried;
     }
     const controller = new AbortController();
-    const entry: Active = { turnId: "", controller, done: Promise.resolve(), poked: false };
+    let tried!: () => void;
+    const claimTried = new Promise<void>((r) => {
+      tried = r;
+    });
+    const entry: Active = { turnId: "", controller, done: Promise.resolve(), poked: false, claimTried };
     this.active.set(sessionId, entry);
-    entry.done = this.drain(sessionId, entry).finally(() => {
+    entry.done = this.drain(sessionId, entry, tried).finally(() => {
+      tried();
       if (this.active.get(sessionId) === entry) this.active.delete(sessionId);
     });
+    return claimTried;
   }
 
-  private async drain(sessionId: string, entry: Active): Promise<void> {
+  private async drain(sessionId: string, entry: Active, tried: () => void): Promise<void> {
     try {
       for (;;) {
         if (this.stopped) return;
         entry.poked = false;
-        const claimed = await turnClaimNext(this.deps.db, { sessionId, owner: this.owner });
+        const claimed = await turnClaimNext(this.deps.db, { sessionId, owner: this.owner }).finally(tried);
         if (!claimed) {
           if (entry.poked) continue;
           return;
