@@ -28,6 +28,7 @@ import type { Kysely } from "kysely";
 import { assentWindowCurrent } from "../assent/window.js";
 import { assentWindowBudgetCheck } from "../assent/window-budget.js";
 import type { Database } from "../db/schema.js";
+import { withActor } from "../db/with-actor.js";
 import type { ExecutionsPort } from "../executions/executions-port.js";
 import type { Logger } from "../log/logger.js";
 import { historyLoad } from "../turns/history.js";
