@@ -172,12 +172,7 @@ export async function sessionArchiveBlocker(db: Kysely<Database>, p: { sessionId
   const [running, assent, pending, active] = await Promise.all([
     db.selectFrom("turns").select("id").where("session_id", "=", p.sessionId).where("status", "=", "running").executeTakeFirst(),
     assentWindowCurrent(db, p),
-    db
-      .selectFrom("approvals")
-      .select("id")
-      .where("session_id", "=", p.sessionId)
-      .where("status", "=", "pending")
-      .executeTakeFirst(),
+    db.selectFrom("approvals").select("id").where("session_id", "=", p.sessionId).where("status", "=", "pending").executeTakeFirst(),
     db
       .selectFrom("executions")
       .select("id")

@@ -42,7 +42,12 @@ async function asset(text: string): Promise<WebAsset> {
     brotli(text, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: text.length } }),
     gz(text, { level: 9 }),
   ]);
-  return { text, br: new Uint8Array(br), gzip: new Uint8Array(gzipped), hash: createHash("sha256").update(text).digest("hex").slice(0, 16) };
+  return {
+    text,
+    br: new Uint8Array(br),
+    gzip: new Uint8Array(gzipped),
+    hash: createHash("sha256").update(text).digest("hex").slice(0, 16),
+  };
 }
 
 const here = fileURLToPath(new URL(".", import.meta.url));

@@ -34,7 +34,10 @@ export function humanError(err: unknown): string {
     .replace(/([a-z])([A-Z])/g, "$1 $2")
     .toLowerCase()
     .replace(/^./, (c) => c.toUpperCase());
-  return `${name} ${err.message.slice(prefix[0].length)}`;
+  const rest = err.message.slice(prefix[0].length);
+  // "the setup code is missing" already names its field: it only needs a capital.
+  if (rest.toLowerCase().includes(name.toLowerCase())) return rest.charAt(0).toUpperCase() + rest.slice(1);
+  return `${name} ${rest}`;
 }
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {

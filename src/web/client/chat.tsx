@@ -22,7 +22,6 @@ import { announcement } from "./live-region.js";
 import { Markdown } from "./markdown.js";
 import { loadWithRetry, RetryClock } from "./retry.js";
 import { can } from "./role.js";
-import { ToolCard } from "./tool-card.js";
 import {
   type ApiEvent,
   type Approval,
@@ -35,6 +34,7 @@ import {
   type Timeline,
   type Turn,
 } from "./timeline.js";
+import { ToolCard } from "./tool-card.js";
 
 interface SessionJson {
   id: string;
@@ -193,7 +193,8 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
     setAnnounce("");
     setConnection("connecting");
     focusComposer();
-    const onRetry = (attempt: number) => setConnection(attempt >= OFFLINE_AFTER_TRIES ? "offline" : attempt > 1 || lastId !== "0" ? "reconnecting" : "connecting");
+    const onRetry = (attempt: number) =>
+      setConnection(attempt >= OFFLINE_AFTER_TRIES ? "offline" : attempt > 1 || lastId !== "0" ? "reconnecting" : "connecting");
     const cancelled = () => closed;
     const refreshApprovals = async () => {
       const { approvals } = await api<{ approvals: Record<string, unknown>[] }>("GET", `/api/approvals?session=${sessionId}`);
@@ -232,7 +233,11 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
         setConnection("reconnecting");
         void (async () => {
           await retry.wait(500);
-          const back = await loadWithRetry(() => api<SessionJson>("GET", `/api/sessions/${sessionId}`), { clock: retry, cancelled, onRetry });
+          const back = await loadWithRetry(() => api<SessionJson>("GET", `/api/sessions/${sessionId}`), {
+            clock: retry,
+            cancelled,
+            onRetry,
+          });
           if (back && !closed) stream();
         })().catch(fail);
       };

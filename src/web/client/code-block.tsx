@@ -8,7 +8,9 @@ import { copyText } from "./clipboard.js";
 import { type Highlighted, highlight, languageLabel } from "./highlight.js";
 
 function pieces(h: Highlighted[]): Child[] {
-  return h.map((p) => (typeof p === "string" ? p : p.scope ? <span class={`hljs-${p.scope}`}>{pieces(p.children)}</span> : pieces(p.children)));
+  return h.map((p) =>
+    typeof p === "string" ? p : p.scope ? <span class={`hljs-${p.scope}`}>{pieces(p.children)}</span> : pieces(p.children),
+  );
 }
 
 export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {

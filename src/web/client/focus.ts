@@ -16,8 +16,14 @@ export function focusAfterDecision(approvalId: string): void {
   // After the re-render that removed the card's buttons.
   setTimeout(() => {
     const card = document.querySelector(`[data-approval="${CSS.escape(approvalId)}"]`);
-    const waiting = Array.from(document.querySelectorAll<HTMLElement>(".decide input.confirm-input, .decide button.approve, .decide button.reject"));
-    const next = waiting.find((el) => !el.closest(`[data-approval="${CSS.escape(approvalId)}"]`) && (!card || card.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING));
+    const waiting = Array.from(
+      document.querySelectorAll<HTMLElement>(".decide input.confirm-input, .decide button.approve, .decide button.reject"),
+    );
+    const next = waiting.find(
+      (el) =>
+        !el.closest(`[data-approval="${CSS.escape(approvalId)}"]`) &&
+        (!card || card.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING),
+    );
     if (next) {
       next.focus();
       return;

@@ -10,7 +10,10 @@ export function announcement(t: Timeline, e: ApiEvent): string {
   switch (e.type) {
     case "turn_finished": {
       const turn = t.turns.find((x) => x.turnId === (e.turnId ?? e.data.turnId));
-      const text = (turn?.parts ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ").trim();
+      const text = (turn?.parts ?? [])
+        .flatMap((p) => (p.type === "text" ? [p.text] : []))
+        .join(" ")
+        .trim();
       return text ? `Nomos replied: ${short(text.replace(/[#*`>|_~]/g, ""))}` : "";
     }
     case "approval_requested": {

@@ -221,7 +221,11 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         </button>
         <Notices notices={me.notices} />
         {current ? (
-          <Chat sessionId={current} listTitle={sessions.find((s) => s.id === current)?.title} onChanged={() => void load().catch(() => {})} />
+          <Chat
+            sessionId={current}
+            listTitle={sessions.find((s) => s.id === current)?.title}
+            onChanged={() => void load().catch(() => {})}
+          />
         ) : (
           <div class="welcome">
             <h1 class="sr-only">Nomos</h1>

@@ -19,8 +19,28 @@ md.validateLink = (url: string) => /^(https?:|mailto:)/i.test(url.trim());
 
 const HEADING: Record<string, string> = { h1: "h3", h2: "h3", h3: "h4", h4: "h5", h5: "h6", h6: "h6" };
 const ALLOWED = new Set([
-  "p", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "table", "thead", "tbody", "tr", "th", "td",
-  "strong", "em", "s", "a", "hr", "br", "code",
+  "p",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "ul",
+  "ol",
+  "li",
+  "blockquote",
+  "table",
+  "thead",
+  "tbody",
+  "tr",
+  "th",
+  "td",
+  "strong",
+  "em",
+  "s",
+  "a",
+  "hr",
+  "br",
+  "code",
 ]);
 
 interface Frame {

@@ -12,5 +12,9 @@ export function relativeTime(iso: string, now: number): string {
   if (days === 0) return `${Math.round(s / 3600)} h ago`;
   if (days === 1) return "yesterday";
   if (days < 7) return d.toLocaleDateString(undefined, { weekday: "short" });
-  return d.toLocaleDateString(undefined, { day: "numeric", month: "short", ...(d.getFullYear() !== today.getFullYear() ? { year: "numeric" } : {}) });
+  return d.toLocaleDateString(undefined, {
+    day: "numeric",
+    month: "short",
+    ...(d.getFullYear() !== today.getFullYear() ? { year: "numeric" } : {}),
+  });
 }

@@ -141,10 +141,22 @@ export function SessionList({
             )}
             {can("operator") && renaming !== s.id && (
               <span class="session-actions">
-                <button type="button" class="icon-btn rename-btn" aria-label={`Rename “${s.title}”`} title="Rename" onClick={() => setRenaming(s.id)}>
+                <button
+                  type="button"
+                  class="icon-btn rename-btn"
+                  aria-label={`Rename “${s.title}”`}
+                  title="Rename"
+                  onClick={() => setRenaming(s.id)}
+                >
                   ✎
                 </button>
-                <button type="button" class="icon-btn delete-btn" aria-label={`Delete “${s.title}”`} title="Delete" onClick={() => void remove(s)}>
+                <button
+                  type="button"
+                  class="icon-btn delete-btn"
+                  aria-label={`Delete “${s.title}”`}
+                  title="Delete"
+                  onClick={() => void remove(s)}
+                >
                   🗑
                 </button>
               </span>

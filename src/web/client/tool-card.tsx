@@ -37,7 +37,8 @@ export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>;
   const now = useNow(running);
   const start = execution ? at(execution.startedAt) : at(part.at);
   const end = execution ? at(execution.finishedAt) : at(part.doneAt);
-  const elapsed = running && !Number.isNaN(start) ? duration(now - start) : !Number.isNaN(start) && !Number.isNaN(end) ? duration(end - start) : "";
+  const elapsed =
+    running && !Number.isNaN(start) ? duration(now - start) : !Number.isNaN(start) && !Number.isNaN(end) ? duration(end - start) : "";
   const output =
     execution && (execution.stdout || execution.stderr || execution.error)
       ? [execution.stdout, execution.stderr, execution.error].filter(Boolean).join("\n")

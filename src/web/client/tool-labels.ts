@@ -72,7 +72,12 @@ export function toolLabel(part: ToolPart, execution?: Execution): ToolLabel {
         failed: "Could not check a step",
       });
     case "propose_plan":
-      return pick({ running: "Proposing a plan", waiting: "Proposing a plan", done: "Proposed a plan", failed: "Could not propose the plan" });
+      return pick({
+        running: "Proposing a plan",
+        waiting: "Proposing a plan",
+        done: "Proposed a plan",
+        failed: "Could not propose the plan",
+      });
     case "report_outcome":
       return pick({ running: "Reporting", waiting: "Reporting", done: "Reported the outcome", failed: "Could not report the outcome" });
     default: {
