@@ -6,7 +6,7 @@
 // Rename edits in place (Enter saves, Escape cancels); Delete asks first
 // and is refused by the server, with its reason shown, while the session
 // has anything in flight. Focus stays on the list after either.
-import { useState } from "hono/jsx/dom";
+import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { api, humanError } from "./api.js";
 import { relativeTime } from "./relative-time.js";
 import { can } from "./role.js";
@@ -27,7 +27,16 @@ export interface SessionItem {
 
 function RenameForm({ s, onDone }: { s: SessionItem; onDone(error?: string): void }) {
   const [title, setTitle] = useState(s.title);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    input.current?.focus();
+    input.current?.select();
+  }, []);
+  const saved = useRef(false);
   const save = async () => {
+    // Enter submits, then the input's blur would save a second time.
+    if (saved.current) return;
+    saved.current = true;
     const t = title.trim();
     if (!t || t === s.title) return onDone();
     try {
@@ -50,13 +59,7 @@ function RenameForm({ s, onDone }: { s: SessionItem; onDone(error?: string): voi
         aria-label="Session title"
         value={title}
         maxLength={200}
-        ref={(el: HTMLInputElement | null) => {
-          if (el && document.activeElement !== el && !el.dataset.focused) {
-            el.dataset.focused = "1";
-            el.focus();
-            el.select();
-          }
-        }}
+        ref={input}
         onInput={(e: Event) => setTitle((e.target as HTMLInputElement).value)}
         onKeyDown={(e: KeyboardEvent) => {
           if (e.key === "Escape") onDone();
