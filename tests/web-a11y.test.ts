@@ -77,11 +77,19 @@ async function everyCard(): Promise<string> {
   });
   await t.db.kysely
     .insertInto("messages")
-    .values({ session_id: s.id, kind: "operator", content: [{ type: "text", text: "Deploy TypeType on pve1" }], created_at: new Date(Date.now() - 60_000) })
+    .values({
+      session_id: s.id,
+      kind: "operator",
+      content: [{ type: "text", text: "Deploy TypeType on pve1" }],
+      created_at: new Date(Date.now() - 60_000),
+    })
     .execute();
   await appendEvents(t.db.kysely, s.id, first.id, [
     ["turn_started", { turnId: first.id, kind: "operator" }],
-    ["text_delta", { text: "Here is what runs on **pve1**:\n\n| guest | state |\n|---|---|\n| web1 | running |\n\n```bash\npct list\n```\n" }],
+    [
+      "text_delta",
+      { text: "Here is what runs on **pve1**:\n\n| guest | state |\n|---|---|\n| web1 | running |\n\n```bash\npct list\n```\n" },
+    ],
     ["tool_use", { id: "l1", name: "list_targets", input: {} }],
     ["tool_result", { toolUseId: "l1", isError: false, content: "pve1 (proxmox)" }],
     ["tool_use", { id: "r1", name: "run", input: { target: "pve1", command: "pct list" } }],
@@ -103,9 +111,20 @@ async function everyCard(): Promise<string> {
     ["tool_result", { toolUseId: "q1", isError: false, content: `execution ${running.id} queued`, executionId: running.id }],
     ["execution_updated", { execution: { ...running, status: "running" } }],
     ["tool_use", { id: "d1", name: "run", input: { target: "pve1", command: "pct destroy 104" } }],
-    ["tool_result", { toolUseId: "d1", isError: false, content: `Not run: destructive. Execution ${doomed.id} awaits the operator's approval`, executionId: doomed.id }],
+    [
+      "tool_result",
+      {
+        toolUseId: "d1",
+        isError: false,
+        content: `Not run: destructive. Execution ${doomed.id} awaits the operator's approval`,
+        executionId: doomed.id,
+      },
+    ],
     ["approval_requested", { approval: { id: destructive.id, kind: "execution", status: "pending", executionId: doomed.id } }],
-    ["plan_finished", { planId: plan.id, goal: plan.goal, outcome: "verified", summary: "TypeType answers on port 80", needs: null, windowClosed: true }],
+    [
+      "plan_finished",
+      { planId: plan.id, goal: plan.goal, outcome: "verified", summary: "TypeType answers on port 80", needs: null, windowClosed: true },
+    ],
     ["turn_failed", { message: "No model key is set: put ANTHROPIC_API_KEY=sk-ant-... in the environment and restart Nomos." }],
   ]);
   return s.id;

@@ -11,6 +11,7 @@
 // the session opens; a polite live region announces finished replies and
 // new approval cards. The assent badge shows the time left and Stop, which
 // revokes the window and aborts the turn on the server.
+import type { Child } from "hono/jsx";
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { SESSION_EVENT_TYPES } from "../../events/contract.js";
 import { ApiError, api, humanError } from "./api.js";
@@ -77,7 +78,10 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
     <div class={`assent ${open ? "on" : "off"}`}>
       {open ? (
         <button type="button" class="badge" title={scopeText} onClick={() => setShowScope(!showScope)}>
-          Autonomy on · <span class="time-left">{left(t.assent.expiresAt, now)}</span> left
+          <span class="long">Autonomy on · </span>
+          <span class="short">On · </span>
+          <span class="time-left">{left(t.assent.expiresAt, now)}</span>
+          <span class="long"> left</span>
         </button>
       ) : (
         <span class="badge">Working…</span>
@@ -166,7 +170,18 @@ function finished(ids: string[], ctx: CardContext): string {
   return parts.join("; ");
 }
 
-export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; listTitle?: string; onChanged(): void }) {
+export function Chat({
+  sessionId,
+  listTitle,
+  onChanged,
+  lead,
+}: {
+  sessionId: string;
+  listTitle?: string;
+  onChanged(): void;
+  /** Shown first in the header row (the phone's ☰). */
+  lead?: Child;
+}) {
   const [t, setT] = useState<Timeline>(emptyTimeline());
   const [title, setTitle] = useState("");
   const [text, setText] = useState(draftGet(sessionId));
@@ -329,6 +344,7 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
   return (
     <div class="chat">
       <header class="chat-head">
+        {lead}
         <h1 class="title">{listTitle ?? title}</h1>
         <ConnectionIndicator state={connection} onRetry={() => clock.current?.now()} />
         <AssentBar t={t} sessionId={sessionId} onAssent={(assent) => setT((prev) => ({ ...prev, assent }))} />

@@ -180,6 +180,12 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
       setError(humanError(err));
     }
   };
+  // On a phone the sidebar folds away behind ☰, which sits in the chat's header row.
+  const menuButton = (
+    <button type="button" class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions" aria-expanded={menu}>
+      ☰
+    </button>
+  );
   return (
     <div class={`app${menu ? " menu-open" : ""}`}>
       <nav class="sidebar" aria-label="Sessions">
@@ -216,18 +222,17 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         </div>
       </nav>
       <main class="main">
-        <button type="button" class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions" aria-expanded={menu}>
-          ☰
-        </button>
         <Notices notices={me.notices} />
         {current ? (
           <Chat
             sessionId={current}
             listTitle={sessions.find((s) => s.id === current)?.title}
             onChanged={() => void load().catch(() => {})}
+            lead={menuButton}
           />
         ) : (
           <div class="welcome">
+            {menuButton}
             <h1 class="sr-only">Nomos</h1>
             <p>{can("operator") ? "Pick a session, or start a new one." : "Pick a session to follow it (you may read, not act)."}</p>
             {can("operator") && (

@@ -160,7 +160,7 @@ export function SessionList({
                   title="Delete"
                   onClick={() => void remove(s)}
                 >
-                  🗑
+                  ✕
                 </button>
               </span>
             )}
