@@ -282,6 +282,53 @@ describe("replies", () => {
   });
 });
 
+describe("screen readers", () => {
+  it("hear a reply once it is finished and a new approval card, never a replay", async () => {
+    const s = await makeSession(t.db.kysely, { title: "Announced" });
+    const turn = await makeTurn(t.db.kysely, { session_id: s.id });
+    const old = await makeExecution(t.db.kysely, {
+      session_id: s.id,
+      target: "pve1",
+      command: "pct destroy 103",
+      status: "pending_approval",
+    });
+    const oldApproval = await makeApproval(t.db.kysely, { session_id: s.id, kind: "execution", execution_id: old.id });
+    await appendEvents(t.db.kysely, s.id, turn.id, [
+      ["turn_started", { turnId: turn.id, kind: "operator" }],
+      ["approval_requested", { approval: { id: oldApproval.id, kind: "execution", status: "pending", executionId: old.id } }],
+      ["text_delta", { text: "Looking" }],
+    ]);
+    const page = await loggedIn();
+    await openSession(page, s.id);
+    const region = page.locator("[role=log][aria-live=polite]");
+    const article = page.locator(`article[data-turn="${turn.id}"]`);
+    expect(await region.innerText()).toBe("");
+    // The reply streams in a live article that is busy until the turn ends.
+    expect(await article.getAttribute("aria-live")).toBe("polite");
+    expect(await article.getAttribute("aria-busy")).toBe("true");
+    const x = await makeExecution(t.db.kysely, { session_id: s.id, target: "pve1", command: "pct destroy 104", risk: "destructive" });
+    const approval = await makeApproval(t.db.kysely, {
+      session_id: s.id,
+      kind: "execution",
+      execution_id: x.id,
+      confirmation_phrase: "destroy 104",
+    });
+    await appendEvents(t.db.kysely, s.id, turn.id, [
+      ["text_delta", { text: " at pve1." }],
+      [
+        "approval_requested",
+        { approval: { id: approval.id, kind: "execution", status: "pending", executionId: x.id, risk: "destructive", target: "pve1" } },
+      ],
+      ["turn_finished", { turnId: turn.id, status: "completed" }],
+    ]);
+    await page.locator("[role=log]:has-text('A destructive step on target pve1 waits for your approval')").waitFor();
+    await page.waitForFunction(
+      (id) => document.querySelector(`article[data-turn="${id}"]`)?.getAttribute("aria-busy") === "false",
+      turn.id,
+    );
+  });
+});
+
 describe("sessions", () => {
   it("keeps a draft in its own session, across switching and reloading", async () => {
     const a = await makeSession(t.db.kysely, { title: "Draft A" });

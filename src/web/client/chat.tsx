@@ -8,8 +8,9 @@
 // (?after=), and the header's indicator says live, reconnecting or offline
 // (connection.tsx). A 401 anywhere becomes the sign-in prompt (api.ts). The
 // composer keeps a draft per session (drafts.ts) and takes the focus when
-// the session opens; a polite live region announces finished replies and
-// new approval cards. The assent badge shows the time left and Stop, which
+// the session opens; a reply is announced once finished (its article is a
+// polite live region, busy while it streams) and a polite live region says
+// when a card waits for a decision (live-region.ts). The assent badge shows the time left and Stop, which
 // revokes the window and aborts the turn on the server.
 import type { Child } from "hono/jsx";
 import { useEffect, useRef, useState } from "hono/jsx/dom";
@@ -118,7 +119,12 @@ function AssentBar({ t, sessionId, onAssent }: { t: Timeline; sessionId: string;
 
 function TurnView({ turn, ctx }: { turn: Turn; ctx: CardContext }) {
   return (
-    <article class={`turn ${turn.kind} st-${turn.status}`} data-turn={turn.turnId}>
+    <article
+      class={`turn ${turn.kind} st-${turn.status}`}
+      data-turn={turn.turnId}
+      aria-live="polite"
+      aria-busy={turn.status === "running" ? "true" : "false"}
+    >
       <h2 class="sr-only">Nomos</h2>
       {turn.kind === "continuation" && (
         <div class="system-start">

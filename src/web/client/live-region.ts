@@ -1,30 +1,25 @@
 // What the chat's polite live region says, for events that happened while
-// the page watched (never for a replay): a reply once its turn finished
-// (streamed text is not read piece by piece), a new approval card, a plan
-// to approve, a failed turn. Pure: from the timeline after the event.
+// the page watched (never for a replay): a new approval card, a plan to
+// approve, a failed turn. A reply itself is announced by its own article
+// (aria-live, aria-busy while it streams: chat.tsx), so it is read once,
+// when finished, and never piece by piece. Invariant: the region never
+// repeats words shown on the page (a command, a reply, an error), so a
+// person finds them once and so do the tests' text selectors; it says what
+// happened and where to look. Pure: from the timeline after the event.
 import type { ApiEvent, Timeline } from "./timeline.js";
-
-const short = (text: string, max = 300) => (text.length > max ? `${text.slice(0, max).replace(/\s+\S*$/, "")}…` : text);
 
 export function announcement(t: Timeline, e: ApiEvent): string {
   switch (e.type) {
-    case "turn_finished": {
-      const turn = t.turns.find((x) => x.turnId === (e.turnId ?? e.data.turnId));
-      const text = (turn?.parts ?? [])
-        .flatMap((p) => (p.type === "text" ? [p.text] : []))
-        .join(" ")
-        .trim();
-      return text ? `Nomos replied: ${short(text.replace(/[#*`>|_~]/g, ""))}` : "";
-    }
     case "approval_requested": {
       const a = t.approvals[String((e.data.approval as { id?: string } | undefined)?.id)];
       if (!a || a.kind === "plan") return "";
-      return `Approval needed${a.target ? ` on ${a.target}` : ""}${a.command ? `: ${short(a.command, 120)}` : ""}.`;
+      const what = a.risk === "destructive" ? "A destructive step" : "A step";
+      return `${what}${a.target ? ` on target ${a.target}` : ""} waits for your approval: its card is at the end of the chat.`;
     }
     case "plan_proposed":
-      return `Nomos proposes a plan: ${short(String(e.data.goal ?? ""), 160)}. Approve or reject it below.`;
+      return "Nomos proposes a plan: its card, with Approve and Reject, is at the end of the chat.";
     case "turn_failed":
-      return `The turn failed: ${short(String(e.data.message ?? ""))}`;
+      return "Nomos could not go on: the reason is at the end of the chat.";
     default:
       return "";
   }

@@ -16,6 +16,8 @@ import { CodeBlock } from "./code-block.js";
 
 const md = new MarkdownIt("default", { html: false, linkify: true, breaks: true, typographer: false });
 md.validateLink = (url: string) => /^(https?:|mailto:)/i.test(url.trim());
+// Only addresses with their scheme become links: "docker.io" is a package, not a website.
+md.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
 
 const HEADING: Record<string, string> = { h1: "h3", h2: "h3", h3: "h4", h4: "h5", h5: "h6", h6: "h6" };
 const ALLOWED = new Set([
