@@ -53,6 +53,8 @@ try {
     ["phone", { width: 390, height: 844 }],
   ] as const) {
     await page.setViewportSize(viewport);
+    // The sidebar slides away on a phone (a 0.15 s transition).
+    await page.waitForTimeout(500);
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.locator(".scroll").evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
