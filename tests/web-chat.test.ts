@@ -140,6 +140,7 @@ describe("the connection indicator", () => {
       await page.locator(".conn-state.conn").waitFor();
       await page.locator(".conn-state[data-state=offline]").waitFor({ timeout: 20_000 });
       expect(await page.locator(".empty:has-text('Ask Nomos for something')").count()).toBe(0);
+      await page.locator(".empty:has-text('loads by itself')").waitFor();
       await shot(page, "offline");
       http = await listen(h.app, port);
       // Nothing pressed: the page's own retry finds it back.

@@ -366,10 +366,11 @@ export function Chat({
           <div class="empty form-error" role="alert">
             {loadError}
           </div>
+        ) : list.length === 0 && connection === "offline" ? (
+          <div class="empty">Nomos cannot be reached right now. This session loads by itself as soon as it answers.</div>
         ) : (
           list.length === 0 &&
-          connection !== "connecting" &&
-          connection !== "offline" && <div class="empty">Ask Nomos for something: “Create a Debian container on pve1 running nginx”.</div>
+          connection === "live" && <div class="empty">Ask Nomos for something: “Create a Debian container on pve1 running nginx”.</div>
         )}
         {list.map((e) =>
           e.kind === "operator" ? (
