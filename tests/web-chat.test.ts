@@ -428,6 +428,10 @@ describe("sessions", () => {
     await page.waitForSelector(".welcome");
     const row = await t.db.kysely.selectFrom("sessions").select("archived_at").where("id", "=", id).executeTakeFirstOrThrow();
     expect(row.archived_at).not.toBeNull();
+    // Its old address says so, and retries nothing.
+    await page.goto(`${api.url}/#/s/${id}`);
+    await page.locator(".form-error:text('This session was deleted or does not exist.')").waitFor();
+    expect(await page.locator(".conn-state").count()).toBe(0);
   });
 });
 

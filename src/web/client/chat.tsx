@@ -226,7 +226,8 @@ export function Chat({
       });
     };
     const onEvent = (ev: MessageEvent) => {
-      const e = JSON.parse(ev.data as string) as ApiEvent;
+      if (typeof ev.data !== "string") return;
+      const e = JSON.parse(ev.data) as ApiEvent;
       if (BigInt(e.id) > BigInt(lastId)) lastId = e.id;
       const live = BigInt(e.id) > liveAfter;
       setT((prev) => {
@@ -352,7 +353,7 @@ export function Chat({
       <header class="chat-head">
         {lead}
         <h1 class="title">{listTitle ?? title}</h1>
-        <ConnectionIndicator state={connection} onRetry={() => clock.current?.now()} />
+        {!loadError && <ConnectionIndicator state={connection} onRetry={() => clock.current?.now()} />}
         <AssentBar t={t} sessionId={sessionId} onAssent={(assent) => setT((prev) => ({ ...prev, assent }))} />
       </header>
       <div
