@@ -31,6 +31,8 @@ const NEEDS: Record<string, OperatorRole | "public"> = {
   "POST /api/sessions": "operator",
   "POST /api/sessions/:id/messages": "operator",
   "DELETE /api/sessions/:id/assent": "operator",
+  "PATCH /api/sessions/:id": "operator",
+  "DELETE /api/sessions/:id": "operator",
   "POST /api/approvals/:id": "operator",
   "POST /api/executions/:id/cancel": "operator",
 };
@@ -66,7 +68,9 @@ const bodyFor = (key: string) =>
       ? { decision: "reject" }
       : key === "POST /api/tokens"
         ? { days: 1 }
-        : {};
+        : key === "PATCH /api/sessions/:id"
+          ? { title: "Renamed" }
+          : {};
 
 describe("each role against each route", () => {
   it("every route has an expectation here", () => {
