@@ -451,7 +451,7 @@ describe("the phone", () => {
       expect(Math.max(...tops) - Math.min(...tops)).toBeLessThan(12);
       // The ☰ button sits in the header row and covers nothing of the notice.
       const menu = (await page.locator(".chat-head .menu-toggle").boundingBox())!;
-      const box = (await page.locator(".main > .notice").boundingBox())!;
+      const box = (await page.locator(".main .notice").boundingBox())!;
       const apart =
         menu.x >= box.x + box.width || box.x >= menu.x + menu.width || menu.y >= box.y + box.height || box.y >= menu.y + menu.height;
       expect(apart).toBe(true);

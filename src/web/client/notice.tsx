@@ -1,7 +1,10 @@
 /** @jsxImportSource hono/jsx/dom */
 // A notice from the server (the demo, a missing model key) that the
 // operator can dismiss; dismissed notices stay dismissed in this browser
-// (localStorage, by the notice's text, so a new notice shows again).
+// (localStorage, by the notice's text, so a new notice shows again). The
+// notices sit in one wrapper element: a component returning a fragment
+// whose length changes made hono/jsx/dom mount the next sibling component
+// twice (seen with the background notifications' stream).
 import { useState } from "hono/jsx/dom";
 
 const key = (text: string) => `nomos.notice.${text.slice(0, 80)}`;
@@ -17,7 +20,7 @@ const dismissed = (text: string) => {
 export function Notices({ notices }: { notices: string[] }) {
   const [hidden, setHidden] = useState<string[]>(() => notices.filter(dismissed));
   return (
-    <>
+    <div class="notices">
       {notices
         .filter((n) => !hidden.includes(n))
         .map((n) => (
@@ -40,6 +43,6 @@ export function Notices({ notices }: { notices: string[] }) {
             </button>
           </div>
         ))}
-    </>
+    </div>
   );
 }
