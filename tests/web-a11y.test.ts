@@ -5,8 +5,8 @@
 // done and failed, a continuation, a finished plan, a failed turn, Markdown
 // with a table and code), in the light and the dark theme, at desktop
 // (1280×800) and phone (390×844) size. Each page is also saved as a
-// screenshot under tests/artifacts/. (The settings page arrives with the
-// notifications work; it joins this list when it exists.)
+// screenshot under tests/artifacts/. The settings page (the notifications
+// work) is checked the same way wherever this build links to it.
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import axe from "axe-core";
@@ -180,6 +180,15 @@ describe("accessibility (axe-core)", () => {
         for (const summary of await page.locator(".tool summary").all()) await summary.click();
         await page.screenshot({ path: join(ARTIFACTS, `a11y-chat-${scheme}-${size.name}.png`), fullPage: true });
         expect(await violations(page)).toEqual([]);
+        // The settings page, where this build has one (the notifications work adds it).
+        if ((await page.locator("a[href='#/settings']").count()) > 0) {
+          await page.goto(`${api.url}/#/settings`);
+          await page.waitForSelector(".settings h1, .settings h2");
+          await page.screenshot({ path: join(ARTIFACTS, `a11y-settings-${scheme}-${size.name}.png`), fullPage: true });
+          expect(await violations(page)).toEqual([]);
+          await page.goto(`${api.url}/#/s/${sessionId}`);
+          await page.waitForSelector(".conn-state[data-state=live]");
+        }
         if (size.name === "phone") {
           // The session list, as the ☰ button shows it.
           await page.click(".menu-toggle");
