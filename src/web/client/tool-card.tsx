@@ -69,18 +69,10 @@ export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>;
       <div class="tool-body">
         {(target || extra.length > 0) && (
           <dl class="inputs">
-            {target && (
-              <>
-                <dt>{part.name === "pct_create" ? "node" : "target"}</dt>
-                <dd>{target}</dd>
-              </>
-            )}
-            {extra.map(([k, v]) => (
-              <>
-                <dt>{k.replace(/_/g, " ")}</dt>
-                <dd>{typeof v === "string" ? v : JSON.stringify(v)}</dd>
-              </>
-            ))}
+            {[
+              ...(target ? [[part.name === "pct_create" ? "node" : "target", target] as const] : []),
+              ...extra.map(([k, v]) => [k.replace(/_/g, " "), typeof v === "string" ? v : JSON.stringify(v)] as const),
+            ].flatMap(([k, v]) => [<dt>{k}</dt>, <dd>{v}</dd>])}
           </dl>
         )}
         {output !== "" && <OutputPreview text={output} name={`${part.name}-${(executionId ?? part.id).slice(0, 8)}`} />}
