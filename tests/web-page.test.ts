@@ -111,6 +111,11 @@ describe("the page", () => {
     await page.click("button[type=submit]");
     expect(await page.locator(".form-error").innerText()).toMatch(/^The setup code is missing or wrong/);
     await page.fill("input[name=setupCode]", SETUP_CODE.toLowerCase());
+    // Errors read as sentences, not as the API's field paths.
+    await page.fill("input[name=password]", "short");
+    await page.click("button[type=submit]");
+    await page.locator(".form-error:text('Password must be at least 8 characters')").waitFor();
+    await page.fill("input[name=password]", "correct horse battery");
     await page.click("button[type=submit]");
     await page.waitForSelector(".sidebar");
     expect(await page.locator(".who").innerText()).toContain("alice");

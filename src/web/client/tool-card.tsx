@@ -39,9 +39,13 @@ export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>;
   const end = execution ? at(execution.finishedAt) : at(part.doneAt);
   const elapsed =
     running && !Number.isNaN(start) ? duration(now - start) : !Number.isNaN(start) && !Number.isNaN(end) ? duration(end - start) : "";
-  const output =
-    execution && (execution.stdout || execution.stderr || execution.error)
-      ? [execution.stdout, execution.stderr, execution.error].filter(Boolean).join("\n")
+  // A step with an execution shows what the command printed; the tool's own
+  // reply ("execution <id> queued …", "Not run: … awaits approval") was
+  // written for the model, and the approval card says the rest.
+  const output = execution
+    ? [execution.stdout, execution.stderr, execution.error].filter(Boolean).join("\n")
+    : label.phase === "waiting"
+      ? ""
       : (part.result?.text ?? "");
   const extra = Object.entries(part.input).filter(([k]) => !SHOWN.has(k));
   return (
@@ -75,6 +79,7 @@ export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>;
             ].flatMap(([k, v]) => [<dt>{k}</dt>, <dd>{v}</dd>])}
           </dl>
         )}
+        {label.phase === "waiting" && <p class="tool-note">Waiting for your decision on the approval card below.</p>}
         {output !== "" && <OutputPreview text={output} name={`${part.name}-${(executionId ?? part.id).slice(0, 8)}`} />}
         {execution && <CancelButton execution={execution} ctx={ctx} />}
       </div>
