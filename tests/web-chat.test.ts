@@ -262,6 +262,8 @@ describe("replies", () => {
     expect(await label(2)).toBe("Asked to run on pve1");
     expect(await label(3)).toBe("Running on web1");
     expect(await page.locator("summary").allInnerTexts()).not.toContainEqual(expect.stringMatching(/request_execution|pct_create/));
+    // Done: how long it took (its result came in the same instant here).
+    expect(await page.locator(".tool").first().locator(".elapsed").innerText()).toBe("< 1 s");
     // Running: the elapsed time ticks.
     await page.locator('.tool.ph-running .elapsed:text-matches("^\\\\d+ s$")').waitFor();
     // The long output: first and last lines around what is hidden, then all of it.

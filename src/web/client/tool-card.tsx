@@ -37,8 +37,9 @@ export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>;
   const now = useNow(running);
   const start = execution ? at(execution.startedAt) : at(part.at);
   const end = execution ? at(execution.finishedAt) : at(part.doneAt);
+  const took = end - start;
   const elapsed =
-    running && !Number.isNaN(start) ? duration(now - start) : !Number.isNaN(start) && !Number.isNaN(end) ? duration(end - start) : "";
+    running && !Number.isNaN(start) ? duration(now - start) : Number.isNaN(took) ? "" : took < 1000 ? "< 1 s" : duration(took);
   // A step with an execution shows what the command printed; the tool's own
   // reply ("execution <id> queued …", "Not run: … awaits approval") was
   // written for the model, and the approval card says the rest.
