@@ -133,10 +133,10 @@ describe("the connection indicator", () => {
         ["turn_finished", { turnId: turn.id, status: "completed" }],
       ]);
       const page = await loggedIn(`http://127.0.0.1:${port}`);
-      await page.locator(`.session[data-session="${s.id}"]`).waitFor();
+      await page.locator(`.session-item[data-session="${s.id}"]`).waitFor();
       await http.close();
       // The operator opens the session while Nomos is down.
-      await page.click(`.session[data-session="${s.id}"] a`);
+      await page.click(`.session-item[data-session="${s.id}"] a`);
       await page.locator(".conn-state.conn").waitFor();
       await page.locator(".conn-state[data-state=offline]").waitFor({ timeout: 20_000 });
       expect(await page.locator(".empty:has-text('Ask Nomos for something')").count()).toBe(0);
@@ -339,11 +339,11 @@ describe("sessions", () => {
     const page = await loggedIn();
     await openSession(page, a.id);
     await page.fill(".composer textarea", "half a thought for A");
-    await page.click(`.session[data-session="${b.id}"] a`);
+    await page.click(`.session-item[data-session="${b.id}"] a`);
     await page.waitForSelector(".chat-head .title:text('Draft B')");
     expect(await page.locator(".composer textarea").inputValue()).toBe("");
     await page.fill(".composer textarea", "and one for B");
-    await page.click(`.session[data-session="${a.id}"] a`);
+    await page.click(`.session-item[data-session="${a.id}"] a`);
     await page.waitForSelector(".chat-head .title:text('Draft A')");
     expect(await page.locator(".composer textarea").inputValue()).toBe("half a thought for A");
     await page.reload();
@@ -357,15 +357,15 @@ describe("sessions", () => {
     await page.waitForSelector(".composer textarea");
     await page.waitForFunction(() => document.activeElement?.matches(".composer textarea"));
     const first = page.url();
-    const count = await page.locator(".session").count();
+    const count = await page.locator(".session-item").count();
     await page.click("text=+ New");
     await page.waitForFunction(() => document.activeElement?.matches(".composer textarea"));
     // No empty "New session" piles up: the empty one is reused.
     expect(page.url()).toBe(first);
-    expect(await page.locator(".session").count()).toBe(count);
+    expect(await page.locator(".session-item").count()).toBe(count);
     const other = await makeSession(t.db.kysely, { title: "Elsewhere" });
     await page.reload();
-    await page.click(`.session[data-session="${other.id}"] a`);
+    await page.click(`.session-item[data-session="${other.id}"] a`);
     await page.waitForSelector(".chat-head .title:text('Elsewhere')");
     await page.waitForFunction(() => document.activeElement?.matches(".composer textarea"));
   });
@@ -407,13 +407,13 @@ describe("sessions", () => {
     await page.fill(".composer textarea", "Deploy TypeType on pve1 in a Debian 12 container with nginx in front. Use 2 cores.");
     await page.keyboard.press("Enter");
     const id = /#\/s\/(.+)$/.exec(page.url())![1]!;
-    const item = page.locator(`.session[data-session="${id}"]`);
+    const item = page.locator(`.session-item[data-session="${id}"]`);
     await item.locator(".session-title:text('Deploy TypeType on pve1 in a Debian 12 container…')").waitFor();
     expect(await item.locator("time").innerText()).toBe("just now");
     await api.turns.idle(id);
     // Search.
     await page.fill(".session-search", "typetype");
-    expect(await page.locator(".session").count()).toBe(1);
+    expect(await page.locator(".session-item").count()).toBe(1);
     await page.fill(".session-search", "");
     // Rename: in place, Enter saves.
     await item.locator("button.rename-btn").click();

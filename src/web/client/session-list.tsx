@@ -86,7 +86,8 @@ export function SessionList({
   const [error, setError] = useState("");
   const q = query.trim().toLowerCase();
   const shown = q ? sessions.filter((s) => s.title.toLowerCase().includes(q)) : sessions;
-  const refocus = (id: string) => setTimeout(() => document.querySelector<HTMLElement>(`.session[data-session="${id}"] a`)?.focus(), 0);
+  const refocus = (id: string) =>
+    setTimeout(() => document.querySelector<HTMLElement>(`.session-item[data-session="${id}"] a`)?.focus(), 0);
   const remove = async (s: SessionItem) => {
     setError("");
     if (!confirm(`Delete “${s.title}”? It leaves the list; what was done stays in the audit trail.`)) return;
@@ -116,7 +117,7 @@ export function SessionList({
       )}
       <ul class="sessions">
         {shown.map((s) => (
-          <li class={`session${s.id === current ? " current" : ""}`} data-session={s.id}>
+          <li class={`session-item${s.id === current ? " current" : ""}`} data-session={s.id}>
             {renaming === s.id ? (
               <RenameForm
                 s={s}
@@ -128,11 +129,19 @@ export function SessionList({
                 }}
               />
             ) : (
-              <a href={`#/s/${s.id}`} aria-current={s.id === current ? "page" : undefined}>
+              <a
+                class={`session${s.id === current ? " current" : ""}`}
+                href={`#/s/${s.id}`}
+                aria-current={s.id === current ? "page" : undefined}
+              >
                 <span class="session-title">{s.title}</span>
                 <span class="session-meta">
                   <time dateTime={s.lastActivityAt}>{relativeTime(s.lastActivityAt, now)}</time>
-                  {s.state && s.state !== "idle" && <span class={`state-chip state-${s.state}`}>{s.state.replace("_", " ")}</span>}
+                  {s.state && s.state !== "idle" && (
+                    <span class={`state-chip state-${s.state}`} data-state={s.state}>
+                      {s.state.replace("_", " ")}
+                    </span>
+                  )}
                   {s.pendingApprovals > 0 && (
                     <span class="pending-count" title="approvals waiting">
                       {s.pendingApprovals}
