@@ -37,6 +37,8 @@ const NEEDS: Record<string, OperatorRole | "public"> = {
   "POST /api/sessions": "operator",
   "POST /api/sessions/:id/messages": "operator",
   "DELETE /api/sessions/:id/assent": "operator",
+  "PATCH /api/sessions/:id": "operator",
+  "DELETE /api/sessions/:id": "operator",
   "POST /api/approvals/:id": "operator",
   "POST /api/executions/:id/cancel": "operator",
   // Issue 16: each operator's own notification settings; a destination is set by an operator.
@@ -81,7 +83,9 @@ const bodyFor = (key: string) =>
       ? { decision: "reject" }
       : key === "POST /api/tokens"
         ? { days: 1 }
-        : {};
+        : key === "PATCH /api/sessions/:id"
+          ? { title: "Renamed" }
+          : {};
 
 describe("each role against each route", () => {
   it("every route has an expectation here", () => {

@@ -1,8 +1,11 @@
 // The page's delivery: `/` is a shell with a strict Content-Security-Policy
 // (no inline script, no eval, nothing from elsewhere), and the bundle is
-// built in-process on first use and then answered from memory with an ETag.
+// built in-process on first use and then answered from memory with an ETag,
+// compressed (brotli or gzip, as the browser accepts), under content-hashed
+// names cached for ever while the shell is revalidated every time.
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiHarness, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
@@ -26,7 +29,8 @@ describe("the page's assets", () => {
     expect(csp).not.toContain("unsafe-eval");
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     const html = await res.text();
-    expect(html).toContain('<script type="module" src="/assets/app.js"></script>');
+    expect(html).toMatch(/<script type="module" src="\/assets\/app\.[0-9a-f]{16}\.js"><\/script>/);
+    expect(res.headers.get("cache-control")).toBe("no-cache");
     expect(html).not.toMatch(/https?:\/\//); // no CDN: the machines are offline
   });
 
@@ -50,5 +54,33 @@ describe("the page's assets", () => {
     const css = await h.app.request("/assets/app.css");
     expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
     expect(css.headers.get("etag")).toBe(etag);
+  });
+
+  it("serves the assets compressed, the hashed ones immutable", async () => {
+    const html = await (await h.app.request("/")).text();
+    const js = /src="(\/assets\/app\.[0-9a-f]{16}\.js)"/.exec(html)![1]!;
+    const css = /href="(\/assets\/app\.[0-9a-f]{16}\.css)"/.exec(html)![1]!;
+    const plain = await (await h.app.request("/assets/app.js", { headers: { "accept-encoding": "identity" } })).text();
+    for (const path of [js, css]) {
+      const br = await h.app.request(path, { headers: { "accept-encoding": "gzip, deflate, br" } });
+      expect(br.status).toBe(200);
+      expect(br.headers.get("content-encoding")).toBe("br");
+      expect(br.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+      expect(br.headers.get("vary")).toBe("Accept-Encoding");
+      const compressed = Buffer.from(await br.arrayBuffer());
+      const text = brotliDecompressSync(compressed).toString("utf8");
+      if (path.endsWith(".js")) {
+        expect(text).toBe(plain);
+        expect(compressed.length).toBeLessThan(plain.length / 2.5);
+      }
+      const gz = await h.app.request(path, { headers: { "accept-encoding": "gzip" } });
+      expect(gz.headers.get("content-encoding")).toBe("gzip");
+      expect(gunzipSync(Buffer.from(await gz.arrayBuffer())).toString("utf8")).toBe(text);
+    }
+    // The unhashed names are revalidated; an unknown hash is not served.
+    const unhashed = await h.app.request("/assets/app.js", { headers: { "accept-encoding": "gzip" } });
+    expect(unhashed.headers.get("cache-control")).toBe("no-cache");
+    expect(unhashed.headers.get("content-encoding")).toBe("gzip");
+    expect((await h.app.request("/assets/app.0000000000000000.js")).status).toBe(404);
   });
 });

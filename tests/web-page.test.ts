@@ -109,8 +109,13 @@ describe("the page", () => {
     await page.fill("input[name=username]", "alice");
     await page.fill("input[name=password]", "correct horse battery");
     await page.click("button[type=submit]");
-    expect(await page.locator(".form-error").innerText()).toContain("the setup code is missing or wrong");
+    expect(await page.locator(".form-error").innerText()).toMatch(/^The setup code is missing or wrong/);
     await page.fill("input[name=setupCode]", SETUP_CODE.toLowerCase());
+    // Errors read as sentences, not as the API's field paths.
+    await page.fill("input[name=password]", "short");
+    await page.click("button[type=submit]");
+    await page.locator(".form-error:text('Password must be at least 8 characters')").waitFor();
+    await page.fill("input[name=password]", "correct horse battery");
     await page.click("button[type=submit]");
     await page.waitForSelector(".sidebar");
     expect(await page.locator(".who").innerText()).toContain("alice");
@@ -120,7 +125,7 @@ describe("the page", () => {
     await page.fill("input[name=username]", "alice");
     await page.fill("input[name=password]", "wrong password");
     await page.click("button[type=submit]");
-    expect(await page.locator(".form-error").innerText()).toBe("wrong username or password");
+    expect(await page.locator(".form-error").innerText()).toBe("Wrong username or password");
   });
 
   it("sends a message and streams the reply from session_events as it is written", async () => {
@@ -228,8 +233,8 @@ describe("the page", () => {
       ["execution_updated", { execution: { ...x, status: "running" } }],
     ]);
     const contView = page.locator(`[data-turn="${cont.id}"]`);
-    await contView.locator(".system-start").waitFor();
-    expect(await contView.locator(".system-start").innerText()).toContain(`execution ${x.id.slice(0, 8)} finished`);
+    // It says which step woke it, in words: the command and its target, not an id.
+    await contView.locator(".system-start:has-text('pct create 105 local:vztmpl/debian-12.tar.zst on pve1 finished')").waitFor();
     await page.locator(".assent.on .time-left").waitFor();
     expect(await turnText(page, cont.id)).toBe("The plan is approved; creating the container now.");
     await shot(page, "continuation");
@@ -257,7 +262,7 @@ describe("the page", () => {
     await shot(page, "refresh-mid-turn");
   });
 
-  it("a destructive step is refused without its typed phrase and accepted with it", async () => {
+  it("a destructive step's Approve waits for its typed phrase, and Enter in the box approves with it", async () => {
     const s = await makeSession(t.db.kysely, { title: "Cleanup" });
     const turn = await makeTurn(t.db.kysely, { session_id: s.id });
     const x = await makeExecution(t.db.kysely, {
@@ -282,16 +287,20 @@ describe("the page", () => {
     const card = page.locator(`.approval[data-approval="${approval.id}"]`);
     await card.locator(".chip.risk-destructive").waitFor();
     expect(await card.locator("pre.cmd").innerText()).toBe("pct destroy 104 --purge");
-    await card.locator("button.approve").click();
-    expect(await card.locator(".form-error").innerText()).toBe('this step is destructive; type "destroy 104" to approve it');
+    // Approve waits for the phrase: disabled while the box is empty or holds another phrase.
+    expect(await card.locator("button.approve").isDisabled()).toBe(true);
     await card.locator("input.confirm-input").fill("destroy 105");
-    await card.locator("button.approve").click();
-    await card.locator(".form-error").waitFor();
+    expect(await card.locator("button.approve").isDisabled()).toBe(true);
+    // Enter with the wrong phrase approves nothing and says why.
+    await card.locator("input.confirm-input").press("Enter");
+    expect(await card.locator(".form-error").innerText()).toBe('Type "destroy 104" exactly to approve this step.');
     const still = await t.db.kysely.selectFrom("approvals").select("status").where("id", "=", approval.id).executeTakeFirstOrThrow();
     expect(still.status).toBe("pending");
     await shot(page, "destructive-refused");
+    // The right phrase enables Approve, and Enter in the box approves.
     await card.locator("input.confirm-input").fill("destroy 104");
-    await card.locator("button.approve").click();
+    expect(await card.locator("button.approve").isDisabled()).toBe(false);
+    await card.locator("input.confirm-input").press("Enter");
     await card.locator(".decided:text('Approved by alice')").waitFor();
     const decided = await t.db.kysely.selectFrom("approvals").selectAll().where("id", "=", approval.id).executeTakeFirstOrThrow();
     expect(decided).toMatchObject({ status: "approved", decided_by: "operator:alice", decided_via: "button" });

@@ -77,7 +77,8 @@ it("shows the safety net under the plan card; the rollback button asks for the p
 
   // The wrong phrase is refused on the card; the right one rolls back.
   await card.locator("input.confirm-input").fill("rollback 106");
-  await card.locator("button.approve").click();
+  expect(await card.locator("button.approve").isDisabled()).toBe(true);
+  await card.locator("input.confirm-input").press("Enter");
   await card.locator(".form-error").waitFor();
   expect(w.host.containers.get(WEB1.vmid)!.files?.get("/etc/motd")).toBe("hello\n");
   await card.locator("input.confirm-input").fill("rollback 105");

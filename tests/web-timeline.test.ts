@@ -40,6 +40,9 @@ describe("timeline", () => {
         name: "run",
         input: { target: "pve1", command: "uptime" },
         result: { isError: false, text: "up 3 days", executionId: "x2" },
+        // When the call started and when its result came: the card's elapsed time.
+        at: "2026-01-01T00:00:05.000Z",
+        doneAt: "2026-01-01T00:00:06.000Z",
       },
       { type: "text", text: "Fine." },
     ]);

@@ -72,6 +72,8 @@ export interface SessionsTable {
   title: Generated<string>;
   operator_id: string | null;
   created_at: GeneratedTimestamp;
+  /** Set by the page's "Delete" (090): hidden from every reader, kept for the audit trail. */
+  archived_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface TurnsTable {

@@ -1,4 +1,6 @@
 // Sessions: create, list, read (transcript + assent window + lastEventId),
+// rename, delete (an archive: hidden, 404 afterwards, kept in the audit
+// trail; refused with 409 while the session has anything in flight),
 // send a message (queues a turn on the agent), Stop (everything of the
 // session stops: window, turn, executions). The rules are sessions/'s and
 // Turns'; this file translates HTTP to them. Every write runs as the operator.
@@ -7,16 +9,19 @@ import { z } from "zod";
 import { roleAtLeast } from "../../auth/roles.js";
 import {
   SESSION_MESSAGE_MAX_CHARS,
+  sessionArchive,
+  sessionArchiveBlocker,
   sessionAssentView,
   sessionCreate,
   sessionExists,
   sessionList,
   sessionNameFromMessage,
+  sessionRename,
   sessionView,
 } from "../../sessions/sessions.js";
 import { type ApiDeps, agentOf } from "../api-deps.js";
 import type { AuthEnv } from "../auth-middleware.js";
-import { notFound } from "../http-error.js";
+import { HttpError, notFound } from "../http-error.js";
 import { requireRole } from "../require-role.js";
 import { validate } from "../validate.js";
 import { idParam } from "./ids.js";
@@ -48,6 +53,29 @@ export function sessionRoutes(deps: ApiDeps) {
       if (!session) throw notFound("session", id);
       // assentMinutes: how long approving opens the window for, which the cards say before the click.
       return c.json({ ...session, assentMinutes: deps.assentMinutes ?? 30 });
+    })
+    .patch(
+      "/api/sessions/:id",
+      requireRole("operator", "renaming a session"),
+      validate("param", idParam),
+      validate("json", z.object({ title: z.string().trim().min(1, "must not be empty").max(200) })),
+      async (c) => {
+        const { id } = c.req.valid("param");
+        const { title } = c.req.valid("json");
+        if (!(await sessionRename(deps.db, { sessionId: id, title, actor: c.get("actor") }))) throw notFound("session", id);
+        return c.json({ id, title });
+      },
+    )
+    .delete("/api/sessions/:id", requireRole("operator", "deleting a session"), validate("param", idParam), async (c) => {
+      const { id } = c.req.valid("param");
+      await mustExist(id);
+      // Nothing in flight is orphaned: a running turn, an open window, a
+      // running step or a waiting approval must be settled first.
+      const blocker = await sessionArchiveBlocker(deps.db, { sessionId: id });
+      if (blocker) throw new HttpError("conflict", blocker);
+      if (!(await sessionArchive(deps.db, { sessionId: id, actor: c.get("actor") }))) throw notFound("session", id);
+      deps.log.info({ sessionId: id, actor: c.get("actor") }, "session archived");
+      return c.body(null, 204);
     })
     .post(
       "/api/sessions/:id/messages",

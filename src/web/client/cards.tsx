@@ -9,7 +9,8 @@
 // window for the step's target). All text goes into the page as text,
 // never as HTML.
 import { useEffect, useState } from "hono/jsx/dom";
-import { ApiError, api } from "./api.js";
+import { ApiError, api, humanError } from "./api.js";
+import { focusAfterDecision } from "./focus.js";
 import { can } from "./role.js";
 import type { Approval, Execution, Part, PlanStep } from "./timeline.js";
 import { executionFrom } from "./timeline.js";
@@ -26,12 +27,12 @@ export interface CardContext {
   onExecution(x: Execution, options?: { ifAbsent?: boolean }): void;
 }
 
-function StatusChip({ status, exitCode }: { status: string; exitCode?: number | null }) {
+export function StatusChip({ status, exitCode }: { status: string; exitCode?: number | null }) {
   const label = exitCode !== null && exitCode !== undefined && TERMINAL.has(status) ? `${status} · exit ${exitCode}` : status;
   return <span class={`chip st-${status}`}>{label.replace("_", " ")}</span>;
 }
 
-function useExecution(ctx: CardContext, id: string | undefined | null): Execution | undefined {
+export function useExecution(ctx: CardContext, id: string | undefined | null): Execution | undefined {
   const known = id ? ctx.executions[id] : undefined;
   useEffect(() => {
     if (!id || known) return;
@@ -42,7 +43,7 @@ function useExecution(ctx: CardContext, id: string | undefined | null): Executio
   return known;
 }
 
-function CancelButton({ execution, ctx }: { execution: Execution; ctx: CardContext }) {
+export function CancelButton({ execution, ctx }: { execution: Execution; ctx: CardContext }) {
   const [busy, setBusy] = useState(false);
   // A step still waiting for approval is rejected, not cancelled; a finished one is history.
   if (execution.status !== "approved" && execution.status !== "running") return null;
@@ -65,40 +66,6 @@ function CancelButton({ execution, ctx }: { execution: Execution; ctx: CardConte
     >
       Cancel
     </button>
-  );
-}
-
-export function ToolCard({ part, ctx }: { part: Extract<Part, { type: "tool" }>; ctx: CardContext }) {
-  const executionId = part.result?.executionId ?? (typeof part.input.execution_id === "string" ? part.input.execution_id : undefined);
-  const execution = useExecution(ctx, executionId);
-  const target = String(part.input.target ?? part.input.node ?? execution?.target ?? "");
-  const command = String(part.input.command ?? (part.name === "pct_create" ? `pct create ${String(part.input.hostname ?? "")}` : ""));
-  const running = !part.result;
-  const output =
-    execution && (execution.stdout || execution.stderr || execution.error)
-      ? [execution.stdout, execution.stderr, execution.error].filter(Boolean).join("\n")
-      : (part.result?.text ?? "");
-  return (
-    <details class={`card tool${part.result?.isError ? " is-error" : ""}`} data-tool={part.name}>
-      <summary>
-        <span class="tool-name">{part.name}</span>
-        {target && <span class="target">{target}</span>}
-        {command && <code class="cmd">{command}</code>}
-        <span class="spacer" />
-        {execution ? (
-          <StatusChip status={execution.status} exitCode={execution.exitCode} />
-        ) : running ? (
-          <span class="chip st-running">running</span>
-        ) : (
-          <span class={`chip ${part.result?.isError ? "st-failed" : "st-completed"}`}>{part.result?.isError ? "error" : "done"}</span>
-        )}
-      </summary>
-      <div class="tool-body">
-        {Object.keys(part.input).length > 0 && <pre class="input">{JSON.stringify(part.input, null, 2)}</pre>}
-        {output !== "" && <pre class="output">{output}</pre>}
-        {execution && <CancelButton execution={execution} ctx={ctx} />}
-      </div>
-    </details>
   );
 }
 
@@ -140,19 +107,22 @@ function Decision({ approval, ctx, step = false }: { approval: Approval; ctx: Ca
       };
       const decided = await api<Record<string, unknown>>("POST", `/api/approvals/${approval.id}`, body);
       ctx.onApproval({ ...approval, status: String(decided.status), decidedBy: (decided.decidedBy as string) ?? null });
+      focusAfterDecision(approval.id);
     } catch (err) {
-      setError(err instanceof ApiError ? err.message.replace(/^body\.confirmation: /, "") : String(err));
+      setError(err instanceof ApiError ? err.message.replace(/^body\.confirmation: /, "") : humanError(err));
     } finally {
       setBusy(false);
     }
   };
+  // A destructive step's Approve waits for its phrase, typed exactly; Enter in the box approves.
+  const phraseOk = !phrase || typed.trim() === phrase;
   return (
     <div class="decide">
       {phrase && !mayApprove && <p class="confirm">This step is destructive: only an admin can confirm it.</p>}
       {phrase && mayApprove && (
         <label class="confirm">
           <span>
-            This step is destructive. Type <code>{phrase}</code> to approve it:
+            This step is destructive. Type <code id={`phrase-${approval.id}`}>{phrase}</code> to approve it:
           </span>
           <input
             class="confirm-input"
@@ -160,7 +130,14 @@ function Decision({ approval, ctx, step = false }: { approval: Approval; ctx: Ca
             spellcheck={false}
             value={typed}
             placeholder={phrase}
+            aria-describedby={`phrase-${approval.id}`}
             onInput={(e: Event) => setTyped((e.target as HTMLInputElement).value)}
+            onKeyDown={(e: KeyboardEvent) => {
+              if (e.key !== "Enter" || e.isComposing) return;
+              e.preventDefault();
+              if (phraseOk && !busy) void decide("approve");
+              else setError(`Type "${phrase}" exactly to approve this step.`);
+            }}
           />
         </label>
       )}
@@ -169,7 +146,7 @@ function Decision({ approval, ctx, step = false }: { approval: Approval; ctx: Ca
           <button
             type="button"
             class="btn approve-step"
-            disabled={busy}
+            disabled={busy || !phraseOk}
             title="Runs this step only; opens no autonomy window"
             onClick={() => decide("approve", false)}
           >
@@ -177,7 +154,7 @@ function Decision({ approval, ctx, step = false }: { approval: Approval; ctx: Ca
           </button>
         )}
         {mayApprove && (
-          <button type="button" class="btn approve" disabled={busy} onClick={() => decide("approve")}>
+          <button type="button" class="btn approve" disabled={busy || !phraseOk} onClick={() => decide("approve")}>
             {step ? "Approve and continue" : "Approve"}
           </button>
         )}

@@ -1,18 +1,31 @@
 /** @jsxImportSource hono/jsx/dom */
 // One session's chat: loads the transcript and approvals, then replays and
 // follows the event stream from the start (?after=0), so a refresh in the
-// middle of a turn shows everything and keeps streaming; if the connection
-// drops, EventSource reconnects with Last-Event-ID and the server resumes
-// after it. The composer sends messages; the assent badge shows the time
-// left and Stop, which revokes the window and aborts the turn on the server.
+// middle of a turn shows everything and keeps streaming. Every load retries
+// with backoff while Nomos cannot be reached (retry.ts), so a session
+// opened while the server is down loads by itself when it returns; a
+// dropped stream is reopened by the page after the last event it applied
+// (?after=), and the header's indicator says live, reconnecting or offline
+// (connection.tsx). A 401 anywhere becomes the sign-in prompt (api.ts). The
+// composer keeps a draft per session (drafts.ts) and takes the focus when
+// the session opens; a reply is announced once finished (its article is a
+// polite live region, busy while it streams) and a polite live region says
+// when a card waits for a decision (live-region.ts). The assent badge shows the time left and Stop, which
+// revokes the window and aborts the turn on the server.
+import type { Child } from "hono/jsx";
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import type { PlanChecklistView } from "../../events/contract.js";
 import { SESSION_EVENT_TYPES } from "../../events/contract.js";
-import { api } from "./api.js";
-import { ApprovalCard, type CardContext, PlanCard, ToolCard } from "./cards.js";
+import { ApiError, api, humanError } from "./api.js";
+import { ApprovalCard, type CardContext, PlanCard } from "./cards.js";
+import { ConnectionIndicator, type ConnectionState, OFFLINE_AFTER_TRIES } from "./connection.js";
+import { draftGet, draftSet } from "./drafts.js";
+import { focusComposer } from "./focus.js";
 import { PlanSafetyNet, SnapshotCard } from "./guest-snapshots.js";
+import { announcement } from "./live-region.js";
 import { Markdown } from "./markdown.js";
 import { type ChecklistState, checklistApply, emptyChecklist, PlanChecklist, ResultCard, stepLine, tokensText } from "./plan-checklist.js";
+import { loadWithRetry, RetryClock } from "./retry.js";
 import { can } from "./role.js";
 import {
   type ApiEvent,
@@ -26,6 +39,7 @@ import {
   type Timeline,
   type Turn,
 } from "./timeline.js";
+import { ToolCard } from "./tool-card.js";
 
 interface SessionJson {
   id: string;
@@ -34,6 +48,7 @@ interface SessionJson {
   assentMinutes?: number;
   plan?: PlanChecklistView | null;
   messages: { id: string; kind: string; content: unknown; createdAt: string }[];
+  lastEventId?: string;
 }
 
 function left(expiresAt: string | null, now: number): string {
@@ -75,7 +90,8 @@ function AssentBar({
   if (!open && !running) {
     return (
       <div class="assent off">
-        Nomos asks before acting
+        <span class="long">Nomos asks before acting</span>
+        <span class="short">Asks first</span>
         {stopped && <span class="stopped-marker"> · {stopped}</span>}
       </div>
     );
@@ -86,7 +102,10 @@ function AssentBar({
     <div class={`assent ${open ? "on" : "off"}`}>
       {open ? (
         <button type="button" class="badge" title={scopeText} onClick={() => setShowScope(!showScope)}>
-          Autonomy on · <span class="time-left">{left(t.assent.expiresAt, now)}</span> left
+          <span class="long">Autonomy on · </span>
+          <span class="short">On · </span>
+          <span class="time-left">{left(t.assent.expiresAt, now)}</span>
+          <span class="long"> left</span>
         </button>
       ) : (
         <span class="badge">Working…</span>
@@ -123,15 +142,17 @@ function AssentBar({
 
 function TurnView({ turn, ctx, snapshots }: { turn: Turn; ctx: CardContext; snapshots: Timeline["snapshots"] }) {
   return (
-    <article class={`turn ${turn.kind} st-${turn.status}`} data-turn={turn.turnId}>
+    <article
+      class={`turn ${turn.kind} st-${turn.status}`}
+      data-turn={turn.turnId}
+      aria-live="polite"
+      aria-busy={turn.status === "running" ? "true" : "false"}
+    >
+      <h2 class="sr-only">Nomos</h2>
       {turn.kind === "continuation" && (
         <div class="system-start">
-          ↻ Started by Nomos, nobody typed
-          {turn.executionIds.length > 0
-            ? ` — execution ${turn.executionIds.map((id) => id.slice(0, 8)).join(", ")} finished`
-            : turn.reason
-              ? ` — ${turn.reason}`
-              : ""}
+          ↻ Nomos continued on its own, nobody typed
+          {turn.executionIds.length > 0 ? ` — ${finished(turn.executionIds, ctx)}` : turn.reason ? ` — ${turn.reason}` : ""}
         </div>
       )}
       {turn.parts.map((p) =>
@@ -171,22 +192,58 @@ function TurnView({ turn, ctx, snapshots }: { turn: Turn; ctx: CardContext; snap
   );
 }
 
-export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; listTitle?: string; onChanged(): void }) {
+/** "apt-get install -y nginx on web1 finished", for the steps whose results woke the agent. */
+function finished(ids: string[], ctx: CardContext): string {
+  const known = ids.flatMap((id) => (ctx.executions[id] ? [ctx.executions[id]!] : []));
+  const unknown = ids.length - known.length;
+  const parts = known.map((x) => `${x.command} on ${x.target} finished`);
+  if (unknown > 0) parts.push(unknown === 1 ? "a step finished" : `${unknown} steps finished`);
+  return parts.join("; ");
+}
+
+export function Chat({
+  sessionId,
+  listTitle,
+  onChanged,
+  lead,
+}: {
+  sessionId: string;
+  listTitle?: string;
+  onChanged(): void;
+  /** Shown first in the header row (the phone's ☰). */
+  lead?: Child;
+}) {
   const [t, setT] = useState<Timeline>(emptyTimeline());
   const [checklist, setChecklist] = useState<ChecklistState>(emptyChecklist());
   const [title, setTitle] = useState("");
-  const [text, setText] = useState("");
+  const [text, setText] = useState(draftGet(sessionId));
   const [sendError, setSendError] = useState("");
-  const [connection, setConnection] = useState<"connecting" | "live" | "reconnecting">("connecting");
+  const [loadError, setLoadError] = useState("");
+  const [connection, setConnection] = useState<ConnectionState>("connecting");
+  const [announce, setAnnounce] = useState("");
+  const [clock] = useState(() => ({ current: undefined as RetryClock | undefined }));
   const bottom = useRef<HTMLDivElement>(null);
   const follow = useRef(true);
 
   useEffect(() => {
     let es: EventSource | undefined;
     let closed = false;
+    const retry = new RetryClock();
+    clock.current = retry;
+    // Events after this id happened while the page watched: they are announced.
+    let liveAfter = -1n;
+    let lastId = "0";
     setT(emptyTimeline());
+    setText(draftGet(sessionId));
+    setSendError("");
+    setLoadError("");
+    setAnnounce("");
     setChecklist(emptyChecklist());
     setConnection("connecting");
+    focusComposer();
+    const onRetry = (attempt: number) =>
+      setConnection(attempt >= OFFLINE_AFTER_TRIES ? "offline" : attempt > 1 || lastId !== "0" ? "reconnecting" : "connecting");
+    const cancelled = () => closed;
     const refreshApprovals = async () => {
       const { approvals } = await api<{ approvals: Record<string, unknown>[] }>("GET", `/api/approvals?session=${sessionId}`);
       setT((prev) => {
@@ -195,10 +252,56 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
         return { ...prev, approvals: merged };
       });
     };
-    void (async () => {
-      const s = await api<SessionJson>("GET", `/api/sessions/${sessionId}`);
+    const onEvent = (ev: MessageEvent) => {
+      if (typeof ev.data !== "string") return;
+      const e = JSON.parse(ev.data) as ApiEvent;
+      if (BigInt(e.id) > BigInt(lastId)) lastId = e.id;
+      const live = BigInt(e.id) > liveAfter;
+      setChecklist((prev) => checklistApply(prev, e));
+      setT((prev) => {
+        const next = applyEvent(prev, e);
+        const said = live && next !== prev ? announcement(next, e) : "";
+        if (said) queueMicrotask(() => setAnnounce(said));
+        return next;
+      });
+      if (e.type === "approval_requested" || e.type === "approval_decided") void refreshApprovals().catch(() => {});
+      if (e.type === "turn_finished") onChanged();
+    };
+    // The stream, opened after the last applied event; on any error the page
+    // closes it and reopens it itself, after checking the session (and the
+    // login) with the same backoff as every load.
+    const stream = () => {
       if (closed) return;
+      const source = new EventSource(`/api/sessions/${sessionId}/events?after=${lastId}`);
+      es = source;
+      source.addEventListener("ready", () => setConnection("live"));
+      for (const type of SESSION_EVENT_TYPES) source.addEventListener(type, onEvent as EventListener);
+      source.onerror = () => {
+        source.close();
+        if (closed || es !== source) return;
+        es = undefined;
+        setConnection("reconnecting");
+        void (async () => {
+          await retry.wait(500);
+          const back = await loadWithRetry(() => api<SessionJson>("GET", `/api/sessions/${sessionId}`), {
+            clock: retry,
+            cancelled,
+            onRetry,
+          });
+          if (back && !closed) stream();
+        })().catch(fail);
+      };
+    };
+    const fail = (err: unknown) => {
+      if (closed) return;
+      setConnection("offline");
+      setLoadError(err instanceof ApiError && err.status === 404 ? "This session was deleted or does not exist." : humanError(err));
+    };
+    void (async () => {
+      const s = await loadWithRetry(() => api<SessionJson>("GET", `/api/sessions/${sessionId}`), { clock: retry, cancelled, onRetry });
+      if (!s || closed) return;
       setTitle(s.title);
+      liveAfter = BigInt(s.lastEventId ?? "0");
       const base = emptyTimeline();
       base.assent = s.assent;
       base.assentMinutes = s.assentMinutes ?? 30;
@@ -211,22 +314,12 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
         }));
       setT(base);
       setChecklist({ ...emptyChecklist(), current: s.plan ?? null });
-      await refreshApprovals();
-      if (closed) return;
-      es = new EventSource(`/api/sessions/${sessionId}/events?after=0`);
-      es.addEventListener("ready", () => setConnection("live"));
-      es.onerror = () => setConnection("reconnecting");
-      const onEvent = (ev: MessageEvent) => {
-        const e = JSON.parse(ev.data as string) as ApiEvent;
-        setT((prev) => applyEvent(prev, e));
-        setChecklist((prev) => checklistApply(prev, e));
-        if (e.type === "approval_requested" || e.type === "approval_decided") void refreshApprovals();
-        if (e.type === "turn_finished") onChanged();
-      };
-      for (const type of SESSION_EVENT_TYPES) es.addEventListener(type, onEvent as EventListener);
-    })().catch((err: Error) => setSendError(err.message));
+      await loadWithRetry(refreshApprovals, { clock: retry, cancelled, onRetry });
+      stream();
+    })().catch(fail);
     return () => {
       closed = true;
+      retry.close();
       es?.close();
     };
   }, [sessionId]);
@@ -247,11 +340,16 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       setT((prev) => (options?.ifAbsent && prev.executions[x.id] ? prev : { ...prev, executions: { ...prev.executions, [x.id]: x } })),
   };
 
+  const edit = (value: string) => {
+    setText(value);
+    draftSet(sessionId, value);
+  };
+
   const send = async () => {
     const words = text.trim();
     if (!words) return;
     setSendError("");
-    setText("");
+    edit("");
     const key = `local${Date.now()}`;
     setT((prev) => ({
       ...prev,
@@ -272,9 +370,9 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
       setT((prev) => ({ ...prev, operator: prev.operator.map((m) => (m.key === key ? { ...m, pending: false } : m)) }));
       onChanged();
     } catch (err) {
-      setSendError((err as Error).message);
+      setSendError(humanError(err));
       setT((prev) => ({ ...prev, operator: prev.operator.filter((m) => m.key !== key) }));
-      setText(words);
+      edit(words);
     }
   };
 
@@ -282,8 +380,9 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
   return (
     <div class="chat">
       <header class="chat-head">
-        <h2 class="title">{listTitle ?? title}</h2>
-        {connection !== "live" && <span class="conn">{connection}…</span>}
+        {lead}
+        <h1 class="title">{listTitle ?? title}</h1>
+        {!loadError && <ConnectionIndicator state={connection} onRetry={() => clock.current?.now()} />}
         <AssentBar t={t} sessionId={sessionId} checklist={checklist} onAssent={(assent) => setT((prev) => ({ ...prev, assent }))} />
         <div class="chat-sub">
           {stepLine(checklist.current) && <span class="step-line">{stepLine(checklist.current)}</span>}
@@ -302,10 +401,20 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
           follow.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
         }}
       >
-        {list.length === 0 && <div class="empty">Ask Nomos for something: “Create a Debian container on pve1 running nginx”.</div>}
+        {loadError ? (
+          <div class="empty form-error" role="alert">
+            {loadError}
+          </div>
+        ) : list.length === 0 && connection === "offline" ? (
+          <div class="empty">Nomos cannot be reached right now. This session loads by itself as soon as it answers.</div>
+        ) : (
+          list.length === 0 &&
+          connection === "live" && <div class="empty">Ask Nomos for something: “Create a Debian container on pve1 running nginx”.</div>
+        )}
         {list.map((e) =>
           e.kind === "operator" ? (
             <div class={`msg operator${e.message.pending ? " pending" : ""}`}>
+              <h2 class="sr-only">You said</h2>
               <div class="bubble">{e.message.text}</div>
             </div>
           ) : (
@@ -314,9 +423,13 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
         )}
         <div ref={bottom} />
       </div>
+      <div class="sr-only" aria-live="polite" role="log" aria-label="Announcements">
+        {announce}
+      </div>
       {can("operator") && (
         <form
           class="composer"
+          aria-label="Message Nomos"
           onSubmit={(e: Event) => {
             e.preventDefault();
             void send();
@@ -325,9 +438,10 @@ export function Chat({ sessionId, listTitle, onChanged }: { sessionId: string; l
           <textarea
             name="text"
             rows={2}
+            aria-label="Message Nomos"
             placeholder="Message Nomos…  (Enter to send, Shift+Enter for a new line)"
             value={text}
-            onInput={(e: Event) => setText((e.target as HTMLTextAreaElement).value)}
+            onInput={(e: Event) => edit((e.target as HTMLTextAreaElement).value)}
             onKeyDown={(e: KeyboardEvent) => {
               if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
                 e.preventDefault();

@@ -2,15 +2,25 @@
 /// <reference lib="dom" />
 // The page's entry: who is logged in (or the first-operator form when there
 // is none), the session list, and the chat of the selected session (its id
-// in the URL hash, so a refresh and the back button keep the place).
+// in the URL hash, so a refresh and the back button keep the place). Every
+// load retries while Nomos cannot be reached (retry.ts); a 401 from any call
+// brings back the sign-in form, saying the login lapsed, and signing in
+// returns to the same session. Landmarks: the sidebar is the navigation, the
+// chat is the main content; the theme (light, dark, or the system's) is
+// applied before the first render.
 import { render, useEffect, useRef, useState } from "hono/jsx/dom";
-import { api } from "./api.js";
+import { api, humanError, UNAUTHORIZED_EVENT } from "./api.js";
 import { BackgroundNotices } from "./background-notices.js";
 import { Chat } from "./chat.js";
+import { focusComposer } from "./focus.js";
 import { SnapshotsPage } from "./guest-snapshots.js";
+import { Notices } from "./notice.js";
+import { loadWithRetry, RetryClock } from "./retry.js";
 import { can, type Role, setRole } from "./role.js";
-import { type SessionState, StateChip, tabTitle, useSessionStates } from "./session-state.js";
+import { type SessionItem, SessionList } from "./session-list.js";
+import { tabTitle, useSessionStates } from "./session-state.js";
 import { NotificationSettings } from "./settings-notifications.js";
+import { type Theme, themeApply, themeCurrent, themeSet } from "./theme.js";
 
 interface Me {
   operator: { username: string; role: Role } | null;
@@ -18,15 +28,34 @@ interface Me {
   notices: string[];
 }
 
-interface SessionItem {
-  id: string;
-  title: string;
-  lastActivityAt: string;
-  pendingApprovals: number;
-  state?: SessionState;
+/** Focuses the element once it is in the page (login's first field, on every showing of the form). */
+const autofocus = (el: HTMLElement | null) => {
+  if (el && !el.dataset.focused) {
+    el.dataset.focused = "1";
+    setTimeout(() => el.focus(), 0);
+  }
+};
+
+function ThemeToggle() {
+  const [theme, setTheme] = useState<Theme>(themeCurrent());
+  const next: Theme = theme === "dark" ? "light" : "dark";
+  return (
+    <button
+      type="button"
+      class="btn small link theme-toggle"
+      aria-label={`Switch to ${next} mode`}
+      title={`Switch to ${next} mode`}
+      onClick={() => {
+        themeSet(next);
+        setTheme(next);
+      }}
+    >
+      {theme === "dark" ? "☀ Light" : "☾ Dark"}
+    </button>
+  );
 }
 
-function Login({ me, onDone }: { me: Me; onDone(): void }) {
+function Login({ me, lapsed, onDone }: { me: Me; lapsed: boolean; onDone(): void }) {
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
   const [setupCode, setSetupCode] = useState("");
@@ -43,19 +72,22 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
             await api("POST", setup ? "/api/setup" : "/api/login", setup ? { username, password, setupCode } : { username, password });
             onDone();
           } catch (err) {
-            setError((err as Error).message);
+            setError(humanError(err));
           }
         }}
       >
         <h1>Nomos</h1>
+        {lapsed && (
+          <p class="notice lapsed" role="alert">
+            Your sign-in has expired. Log in again to continue where you were.
+          </p>
+        )}
         <p class="sub">
           {setup
             ? "Create the first operator account. The setup code is in the Nomos service log (look for “setup code”)."
             : "Log in to operate your homelab."}
         </p>
-        {me.notices.map((n) => (
-          <p class="notice">{n}</p>
-        ))}
+        <Notices notices={me.notices} />
         {setup && (
           <label>
             Setup code
@@ -72,6 +104,7 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
           Username
           <input
             name="username"
+            ref={setup ? undefined : autofocus}
             autocomplete="username"
             value={username}
             onInput={(e: Event) => setUsername((e.target as HTMLInputElement).value)}
@@ -95,37 +128,56 @@ function Login({ me, onDone }: { me: Me; onDone(): void }) {
         <button class="btn primary" type="submit">
           {setup ? "Create operator" : "Log in"}
         </button>
+        <div class="login-foot">
+          <ThemeToggle />
+        </div>
       </form>
     </main>
   );
 }
 
-const hashSnapshots = () => location.hash === "#/snapshots";
 const hashSession = () => /^#\/s\/([0-9a-f-]{36})$/.exec(location.hash)?.[1];
 const hashSettings = () => location.hash === "#/settings";
+const hashSnapshots = () => location.hash === "#/snapshots";
+
+/** The empty session "+ New" reuses, so empty "New session" entries never pile up. */
+const emptySession = (sessions: SessionItem[]) => sessions.find((s) => s.operatorMessages === 0 && s.title === "New session");
 
 function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   const [sessions, setSessions] = useState<SessionItem[]>([]);
-  const [snapshotsView, setSnapshotsView] = useState(hashSnapshots());
   const [current, setCurrent] = useState<string | undefined>(hashSession());
   const [settings, setSettings] = useState(hashSettings());
-  const [menu, setMenu] = useState(false);
+  const [snapshotsView, setSnapshotsView] = useState(hashSnapshots());
   const known = useRef(new Set<string>());
+  const [menu, setMenu] = useState(false);
+  const [now, setNow] = useState(Date.now());
+  const [error, setError] = useState("");
   const load = async () => {
     const list = (await api<{ sessions: SessionItem[] }>("GET", "/api/sessions")).sessions;
     known.current = new Set(list.map((s) => s.id));
     setSessions(list);
+    setNow(Date.now());
+    return list;
   };
   useEffect(() => {
-    void load();
+    const clock = new RetryClock();
+    let closed = false;
+    void loadWithRetry(load, { clock, cancelled: () => closed, onRetry: () => {} }).catch(() => {});
     const onHash = () => {
-      setSnapshotsView(hashSnapshots());
       setCurrent(hashSession());
       setSettings(hashSettings());
+      setSnapshotsView(hashSnapshots());
       setMenu(false);
     };
     addEventListener("hashchange", onHash);
-    return () => removeEventListener("hashchange", onHash);
+    // The relative times ("5 min ago") move on.
+    const timer = setInterval(() => setNow(Date.now()), 30_000);
+    return () => {
+      closed = true;
+      clock.close();
+      removeEventListener("hashchange", onHash);
+      clearInterval(timer);
+    };
   }, []);
   // Other sessions change too (a continuation asks for approval elsewhere): the operator-wide stream says so.
   useSessionStates(
@@ -149,34 +201,41 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
     document.title = tabTitle(sessions, current);
   }, [sessions, current]);
   const create = async () => {
-    const { id } = await api<{ id: string }>("POST", "/api/sessions", {});
-    await load();
-    location.hash = `#/s/${id}`;
+    setError("");
+    try {
+      const reuse = emptySession(await load());
+      const id = reuse?.id ?? (await api<{ id: string }>("POST", "/api/sessions", {})).id;
+      if (!reuse) await load();
+      location.hash = `#/s/${id}`;
+      setMenu(false);
+      setTimeout(focusComposer, 0);
+    } catch (err) {
+      setError(humanError(err));
+    }
   };
+  // On a phone the sidebar folds away behind ☰, which sits in the chat's header row.
+  const menuButton = (
+    <button type="button" class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions" aria-expanded={menu}>
+      ☰
+    </button>
+  );
   return (
     <div class={`app${menu ? " menu-open" : ""}`}>
-      <aside class="sidebar">
+      <nav class="sidebar" aria-label="Sessions">
         <div class="brand">
           <span>Nomos</span>
           {can("operator") && (
-            <button type="button" class="btn small" onClick={create}>
+            <button type="button" class="btn small new-session" onClick={create}>
               + New
             </button>
           )}
         </div>
-        <nav class="sessions">
-          {sessions.map((s) => (
-            <a class={`session${s.id === current ? " current" : ""}`} href={`#/s/${s.id}`}>
-              <span class="session-title">{s.title}</span>
-              <StateChip state={s.state} />
-              {s.pendingApprovals > 0 && (
-                <span class="pending-count" title="approvals waiting">
-                  {s.pendingApprovals}
-                </span>
-              )}
-            </a>
-          ))}
-        </nav>
+        {error && (
+          <p class="list-error" role="alert">
+            {error}
+          </p>
+        )}
+        <SessionList sessions={sessions} current={current} now={now} onChanged={() => void load().catch(() => {})} />
         <a class={`session${snapshotsView ? " current" : ""}`} href="#/snapshots" data-nav="snapshots">
           <span class="session-title">Snapshots</span>
         </a>
@@ -188,6 +247,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
           <a class="btn small link" href="#/settings">
             Settings
           </a>
+          <ThemeToggle />
           <button
             type="button"
             class="btn small link"
@@ -199,22 +259,32 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
             Log out
           </button>
         </div>
-      </aside>
-      <section class="main">
-        <button type="button" class="btn small menu-toggle" onClick={() => setMenu(!menu)} aria-label="Sessions">
-          ☰
-        </button>
-        {snapshotsView && <SnapshotsPage />}
-        {me.notices.map((n) => (
-          <p class="notice">{n}</p>
-        ))}
-        {current && <BackgroundNotices sessionId={current} title={sessions.find((s) => s.id === current)?.title} />}
+      </nav>
+      <main class="main">
+        <Notices notices={me.notices} />
+        {current && !settings && <BackgroundNotices sessionId={current} title={sessions.find((s) => s.id === current)?.title} />}
         {settings ? (
-          <NotificationSettings />
+          <div class="settings-page">
+            <h1 class="sr-only">Settings</h1>
+            {menuButton}
+            <NotificationSettings />
+          </div>
+        ) : snapshotsView ? (
+          <div class="snapshots-view">
+            {menuButton}
+            <SnapshotsPage />
+          </div>
         ) : current ? (
-          <Chat sessionId={current} listTitle={sessions.find((s) => s.id === current)?.title} onChanged={() => void load()} />
-        ) : snapshotsView ? null : (
+          <Chat
+            sessionId={current}
+            listTitle={sessions.find((s) => s.id === current)?.title}
+            onChanged={() => void load().catch(() => {})}
+            lead={menuButton}
+          />
+        ) : (
           <div class="welcome">
+            {menuButton}
+            <h1 class="sr-only">Nomos</h1>
             <p>{can("operator") ? "Pick a session, or start a new one." : "Pick a session to follow it (you may read, not act)."}</p>
             {can("operator") && (
               <button type="button" class="btn primary" onClick={create}>
@@ -223,26 +293,54 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
             )}
           </div>
         )}
-      </section>
+      </main>
     </div>
   );
 }
 
 function App() {
   const [me, setMe] = useState<Me | undefined>();
+  const [lapsed, setLapsed] = useState(false);
+  const [retrying, setRetrying] = useState(false);
   const [error, setError] = useState("");
-  const refresh = () =>
-    api<Me>("GET", "/api/me")
-      .then(setMe)
-      .catch((err: Error) => setError(err.message));
+  const refresh = async () => {
+    const clock = new RetryClock();
+    try {
+      const who = await loadWithRetry(() => api<Me>("GET", "/api/me"), { clock, cancelled: () => false, onRetry: () => setRetrying(true) });
+      setRetrying(false);
+      if (who) setMe(who);
+    } catch (err) {
+      setError(humanError(err));
+    } finally {
+      clock.close();
+    }
+  };
   useEffect(() => {
     void refresh();
+    // The login lapsed (a 401 from any call): back to the sign-in form, which says so.
+    const onLapse = () => {
+      setLapsed(true);
+      setMe((m) => (m?.operator ? { ...m, operator: null } : m));
+    };
+    addEventListener(UNAUTHORIZED_EVENT, onLapse);
+    return () => removeEventListener(UNAUTHORIZED_EVENT, onLapse);
   }, []);
   if (error) return <p class="boot form-error">Cannot reach Nomos: {error}</p>;
-  if (!me) return <p class="boot">Loading Nomos…</p>;
-  if (!me.operator) return <Login me={me} onDone={refresh} />;
+  if (!me) return <p class="boot">{retrying ? "Nomos cannot be reached yet; retrying…" : "Loading Nomos…"}</p>;
+  if (!me.operator)
+    return (
+      <Login
+        me={me}
+        lapsed={lapsed}
+        onDone={() => {
+          setLapsed(false);
+          void refresh();
+        }}
+      />
+    );
   setRole(me.operator.role);
   return <Workspace me={me} onLogout={refresh} />;
 }
 
+themeApply();
 render(<App />, document.getElementById("root")!);

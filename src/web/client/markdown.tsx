@@ -1,99 +1,157 @@
 /** @jsxImportSource hono/jsx/dom */
-// A small Markdown renderer for the agent's replies that never produces HTML
-// from its input: it builds elements whose text is set as text, so `<img
-// src=x onerror=...>` in model text shows as those characters and runs
-// nothing. Covers what an operations chat needs: paragraphs, headings,
-// lists, fenced code, inline code, bold, italics, and http(s) links.
-// Anything it does not understand is shown as it was written.
+// The agent's replies as GitHub-flavoured Markdown (tables, nested lists,
+// blockquotes, task lists, strikethrough, autolinks, fenced code), parsed by
+// markdown-it with HTML disabled and turned into elements from its token
+// stream, never into an HTML string. Invariants: `<img src=x onerror=…>`
+// in model text shows as those characters and runs nothing (html: false,
+// and the text of every token is set as text); only http(s) and mailto
+// links become links (anything else, javascript: included, stays text);
+// images are shown as links to them, not loaded; attributes come from a
+// short list (href, start, a cell's alignment as a class), never from the
+// input. Headings are demoted under the chat's own (h3 and below).
 import type { Child } from "hono/jsx";
+import MarkdownIt from "markdown-it";
+import type Token from "markdown-it/lib/token.mjs";
+import { CodeBlock } from "./code-block.js";
 
-const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\s][^*\n]*\*)|(\[[^\]\n]+\]\(https?:\/\/[^\s)]+\))/;
+const md = new MarkdownIt("default", { html: false, linkify: true, breaks: true, typographer: false });
+md.validateLink = (url: string) => /^(https?:|mailto:)/i.test(url.trim());
+// Only addresses with their scheme become links: "docker.io" is a package, not a website.
+md.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
 
-function inline(text: string): Child[] {
-  const out: Child[] = [];
-  let rest = text;
-  while (rest.length > 0) {
-    const m = INLINE.exec(rest);
-    if (!m) {
-      out.push(rest);
-      break;
-    }
-    if (m.index > 0) out.push(rest.slice(0, m.index));
-    const tok = m[0];
-    if (m[1]) out.push(<code>{tok.slice(1, -1)}</code>);
-    else if (m[2]) out.push(<strong>{inline(tok.slice(2, -2))}</strong>);
-    else if (m[3]) out.push(<em>{inline(tok.slice(1, -1))}</em>);
-    else {
-      const close = tok.indexOf("](");
-      const href = tok.slice(close + 2, -1);
-      out.push(
-        <a href={href} target="_blank" rel="noopener noreferrer nofollow">
-          {tok.slice(1, close)}
-        </a>,
-      );
-    }
-    rest = rest.slice(m.index + tok.length);
+const HEADING: Record<string, string> = { h1: "h3", h2: "h3", h3: "h4", h4: "h5", h5: "h6", h6: "h6" };
+const ALLOWED = new Set([
+  "p",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "ul",
+  "ol",
+  "li",
+  "blockquote",
+  "table",
+  "thead",
+  "tbody",
+  "tr",
+  "th",
+  "td",
+  "strong",
+  "em",
+  "s",
+  "a",
+  "hr",
+  "br",
+  "code",
+]);
+
+interface Frame {
+  tag: string;
+  props: Record<string, string | boolean>;
+  children: Child[];
+}
+
+function propsOf(t: Token): Record<string, string | boolean> {
+  const props: Record<string, string | boolean> = {};
+  if (t.tag === "a") {
+    props.href = t.attrGet("href") ?? "#";
+    props.target = "_blank";
+    props.rel = "noopener noreferrer nofollow";
   }
-  return out;
+  if (t.tag === "ol") {
+    const start = Number(t.attrGet("start"));
+    if (Number.isInteger(start) && start > 1) props.start = String(start);
+  }
+  if (t.tag === "th" || t.tag === "td") {
+    const align = /text-align:(left|right|center)/.exec(t.attrGet("style") ?? "")?.[1];
+    if (align) props.class = `align-${align}`;
+  }
+  return props;
+}
+
+function element(f: Frame): Child {
+  const Tag = (ALLOWED.has(f.tag) ? f.tag : "span") as "span";
+  if (f.tag === "table") {
+    return (
+      <div class="table-wrap">
+        <table>{f.children}</table>
+      </div>
+    );
+  }
+  return <Tag {...f.props}>{f.children}</Tag>;
+}
+
+function build(tokens: Token[]): Child[] {
+  const root: Frame = { tag: "", props: {}, children: [] };
+  const stack: Frame[] = [root];
+  const top = () => stack[stack.length - 1]!;
+  for (const t of tokens) {
+    if (t.nesting === 1) {
+      // A tight list's paragraphs are hidden: their text goes straight into the item.
+      if (!t.hidden) stack.push({ tag: HEADING[t.tag] ?? t.tag, props: propsOf(t), children: [] });
+      continue;
+    }
+    if (t.nesting === -1) {
+      if (!t.hidden && stack.length > 1) {
+        const done = stack.pop()!;
+        top().children.push(element(done));
+      }
+      continue;
+    }
+    switch (t.type) {
+      case "inline":
+        top().children.push(...build(t.children ?? []));
+        break;
+      case "code_inline":
+        top().children.push(<code>{t.content}</code>);
+        break;
+      case "softbreak":
+      case "hardbreak":
+        top().children.push(<br />);
+        break;
+      case "hr":
+        top().children.push(<hr />);
+        break;
+      case "fence":
+      case "code_block":
+        top().children.push(<CodeBlock code={t.content.replace(/\n$/, "")} language={(t.info ?? "").trim().split(/\s+/)[0] ?? ""} />);
+        break;
+      case "image": {
+        const src = t.attrGet("src") ?? "";
+        const alt = t.content || src;
+        top().children.push(
+          md.validateLink(src) ? (
+            <a href={src} target="_blank" rel="noopener noreferrer nofollow">
+              {`🖼 ${alt}`}
+            </a>
+          ) : (
+            alt
+          ),
+        );
+        break;
+      }
+      default:
+        // text, and anything else (html tokens cannot occur with html: false): its characters, as text.
+        if (t.content) top().children.push(t.content);
+    }
+  }
+  while (stack.length > 1) {
+    const open = stack.pop()!;
+    top().children.push(element(open));
+  }
+  return root.children;
+}
+
+/** GFM task list items ("[ ] ", "[x] " at an item's start) read as ☐ and ☑: shown, not edited. */
+function taskLists(tokens: Token[]): Token[] {
+  for (let i = 2; i < tokens.length; i++) {
+    const first = tokens[i]!.type === "inline" && tokens[i - 2]?.type === "list_item_open" ? tokens[i]!.children?.[0] : undefined;
+    const m = first?.type === "text" ? /^\[([ xX])\] /.exec(first.content) : null;
+    if (first && m) first.content = `${m[1] === " " ? "☐" : "☑"} ${first.content.slice(4)}`;
+  }
+  return tokens;
 }
 
 export function Markdown({ text }: { text: string }) {
-  const lines = text.replace(/\r\n/g, "\n").split("\n");
-  const blocks: Child[] = [];
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i]!;
-    const fence = /^\s*```(.*)$/.exec(line);
-    if (fence) {
-      const code: string[] = [];
-      i++;
-      while (i < lines.length && !/^\s*```\s*$/.test(lines[i]!)) code.push(lines[i++]!);
-      i++; // the closing fence (or the end of a reply still streaming)
-      blocks.push(
-        <pre class="code">
-          <code>{code.join("\n")}</code>
-        </pre>,
-      );
-      continue;
-    }
-    const heading = /^(#{1,4})\s+(.*)$/.exec(line);
-    if (heading) {
-      const level = heading[1]!.length;
-      const body = inline(heading[2]!);
-      blocks.push(level <= 2 ? <h3>{body}</h3> : <h4>{body}</h4>);
-      i++;
-      continue;
-    }
-    if (/^\s*([-*+]|\d+[.)])\s+/.test(line)) {
-      const ordered = /^\s*\d+[.)]\s+/.test(line);
-      const items: Child[] = [];
-      while (i < lines.length && /^\s*([-*+]|\d+[.)])\s+/.test(lines[i]!)) {
-        items.push(<li>{inline(lines[i]!.replace(/^\s*([-*+]|\d+[.)])\s+/, ""))}</li>);
-        i++;
-      }
-      blocks.push(ordered ? <ol>{items}</ol> : <ul>{items}</ul>);
-      continue;
-    }
-    if (line.trim() === "") {
-      i++;
-      continue;
-    }
-    const para: string[] = [];
-    while (
-      i < lines.length &&
-      lines[i]!.trim() !== "" &&
-      !/^\s*```/.test(lines[i]!) &&
-      !/^#{1,4}\s/.test(lines[i]!) &&
-      !/^\s*([-*+]|\d+[.)])\s+/.test(lines[i]!)
-    ) {
-      para.push(lines[i++]!);
-    }
-    const children: Child[] = [];
-    para.forEach((p, k) => {
-      if (k > 0) children.push(<br />);
-      children.push(...inline(p));
-    });
-    blocks.push(<p>{children}</p>);
-  }
-  return <div class="md">{blocks}</div>;
+  return <div class="md">{build(taskLists(md.parse(text, {})))}</div>;
 }

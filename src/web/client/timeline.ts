@@ -48,6 +48,9 @@ export interface Execution {
   stdout: string;
   stderr: string;
   error?: string | null;
+  /** When it started and finished running (the card's elapsed time). */
+  startedAt?: string | null;
+  finishedAt?: string | null;
 }
 
 export interface PlanStep {
@@ -63,7 +66,7 @@ export interface PlanStep {
 
 export type Part =
   | { type: "text"; text: string }
-  | { type: "tool"; id: string; name: string; input: Record<string, unknown>; result?: ToolResult }
+  | { type: "tool"; id: string; name: string; input: Record<string, unknown>; result?: ToolResult; at?: string; doneAt?: string }
   | { type: "plan"; planId: string; approvalId: string; goal: string; steps: PlanStep[] }
   | { type: "approval"; approvalId: string }
   | { type: "outcome"; outcome: string; summary: string; needs: string | null; usage?: UsageView | null }
@@ -160,6 +163,8 @@ export function executionFrom(o: Record<string, unknown>): Execution {
     stdout: String(pick(o, "stdout") ?? ""),
     stderr: String(pick(o, "stderr") ?? ""),
     error: str(pick(o, "error")) ?? null,
+    startedAt: str(pick(o, "startedAt")) ?? null,
+    finishedAt: str(pick(o, "finishedAt")) ?? null,
   };
 }
 
@@ -224,6 +229,7 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
         id: String(d.id),
         name: String(d.name),
         input: (d.input as Record<string, unknown>) ?? {},
+        at: e.createdAt,
       });
       break;
     case "tool_result": {
@@ -234,7 +240,7 @@ export function applyEvent(prev: Timeline, e: ApiEvent): Timeline {
       };
       for (const turn of t.turns) {
         const i = turn.parts.findIndex((p) => p.type === "tool" && p.id === d.toolUseId);
-        if (i >= 0) turn.parts[i] = { ...(turn.parts[i] as Extract<Part, { type: "tool" }>), result };
+        if (i >= 0) turn.parts[i] = { ...(turn.parts[i] as Extract<Part, { type: "tool" }>), result, doneAt: e.createdAt };
       }
       break;
     }
