@@ -57,6 +57,9 @@ it("shows the safety net under the plan card; the rollback button asks for the p
   await page.goto(`${api.url}/#/s/${s.id}`);
   const net = page.locator(`[data-plan-safety-net="${planId}"]`);
   await expect.poll(() => net.textContent(), { timeout: 10_000 }).toContain(`Safety net: snapshot ${snap.name} of web1`);
+  // The pinned checklist says it too.
+  const checklistNet = page.locator(`details.checklist[data-plan="${planId}"] .cl-net`);
+  expect(await checklistNet.textContent()).toBe(`Safety net: snapshot ${snap.name} of web1`);
   await page.screenshot({ path: `${ARTIFACTS}/web-snapshots-plan.png`, fullPage: true });
 
   await net.locator("button[data-rollback]").click();
@@ -104,6 +107,9 @@ it("says when there is no safety net, and lists snapshots per guest with a link 
   await expect
     .poll(() => net.textContent(), { timeout: 10_000 })
     .toContain("No safety net on this guest: snapshot feature is not available");
+  expect(await page.locator(`details.checklist[data-plan="${planId}"] .cl-net`).textContent()).toContain(
+    "No safety net on this guest: snapshot feature is not available",
+  );
   expect(await net.locator("button[data-rollback]").count()).toBe(0);
 
   await page.click("a[data-nav=snapshots]");

@@ -393,7 +393,7 @@ export function Chat({
           </span>
         </div>
       </header>
-      <PlanChecklist checklist={checklist.current} />
+      <PlanChecklist checklist={checklist.current} snapshots={t.snapshots} />
       <div
         class="scroll"
         onScroll={(e: Event) => {

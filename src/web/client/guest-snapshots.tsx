@@ -19,7 +19,7 @@ const WAITING = new Set(["pending_approval", "approved", "running"]);
 
 const when = (iso: string) => new Date(iso).toLocaleString();
 
-function headline(s: SnapshotView): string {
+export function headline(s: SnapshotView): string {
   switch (s.state) {
     case "taken":
       if (s.rollback?.status === "completed") return `Rolled back: ${s.target} was put back to snapshot ${s.name}`;
@@ -122,6 +122,28 @@ export function PlanSafetyNet({ planId, snapshots, ctx }: { planId: string; snap
         <SnapshotCard s={s} {...(ctx ? { ctx } : {})} />
       ))}
     </div>
+  );
+}
+
+/** In the pinned checklist: one line per guest the plan touched, saying whether it has a safety net. */
+export function ChecklistSafetyNet({ planId, snapshots }: { planId: string; snapshots: Record<string, SnapshotView> }) {
+  const mine = Object.values(snapshots).filter((s) => s.planId === planId);
+  // Per guest, the latest word: a failed attempt that a later one replaced says nothing more.
+  const latest = new Map<string, SnapshotView>();
+  for (const s of mine) {
+    const key = `${s.node}/${s.vmid}`;
+    const seen = latest.get(key);
+    if (!seen || s.takenAt >= seen.takenAt) latest.set(key, s);
+  }
+  if (latest.size === 0) return null;
+  return (
+    <ul class="checklist-nets" aria-label="Safety nets">
+      {[...latest.values()].map((s) => (
+        <li class={`cl-net st-${s.state}`} data-checklist-net={s.id}>
+          {headline(s)}
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -6,7 +6,8 @@
 // seeded by GET /api/sessions/:id's `plan`, so a refresh rebuilds it.
 // Invariant: plan_updated carries the whole checklist, so the newest one
 // wins and nothing is patched step by step.
-import type { PlanChecklistView, UsageView } from "../../events/contract.js";
+import type { PlanChecklistView, SnapshotView, UsageView } from "../../events/contract.js";
+import { ChecklistSafetyNet } from "./guest-snapshots.js";
 import type { ApiEvent } from "./timeline.js";
 
 export interface ChecklistState {
@@ -105,7 +106,14 @@ export function tokensText(u: UsageView): string {
 
 const MARK: Record<string, string> = { pending: "○", running: "◐", done: "✓", failed: "✗", skipped: "–" };
 
-export function PlanChecklist({ checklist }: { checklist: PlanChecklistView | null }) {
+export function PlanChecklist({
+  checklist,
+  snapshots = {},
+}: {
+  checklist: PlanChecklistView | null;
+  /** The session's snapshots: the checklist says which guests have a safety net (issue 17). */
+  snapshots?: Record<string, SnapshotView>;
+}) {
   if (!checklist) return null;
   const finished = checklist.outcome !== null;
   const done = checklist.steps.filter((s) => s.status === "done" || s.status === "skipped").length;
@@ -130,6 +138,7 @@ export function PlanChecklist({ checklist }: { checklist: PlanChecklistView | nu
           </li>
         ))}
       </ol>
+      <ChecklistSafetyNet planId={checklist.planId} snapshots={snapshots} />
       {finished && (
         <p class="checklist-outcome" role="status">
           {checklist.outcome === "verified" ? "Goal verified" : "Blocked"}: {checklist.summary}
