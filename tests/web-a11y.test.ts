@@ -3,16 +3,19 @@
 // A/AA nor of axe's best practices on the login page and on a chat holding
 // every kind of card (plan, destructive step, tool calls running, waiting,
 // done and failed, a continuation, a finished plan, a failed turn, Markdown
-// with a table and code), in the light and the dark theme, at desktop
+// with a table and code, the pinned checklist with a step in every status,
+// snapshot cards with and without a safety net), then on the settings page
+// and the snapshots view, in the light and the dark theme, at desktop
 // (1280×800) and phone (390×844) size. Each page is also saved as a
-// screenshot under tests/artifacts/. The settings page (the notifications
-// work) is checked the same way wherever this build links to it.
+// screenshot under tests/artifacts/.
+import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import axe from "axe-core";
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { operatorCreate } from "../src/auth/operators.js";
+import type { PlanChecklistStep, PlanChecklistView, SnapshotView } from "../src/events/contract.js";
 import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
@@ -121,6 +124,10 @@ async function everyCard(): Promise<string> {
       },
     ],
     ["approval_requested", { approval: { id: destructive.id, kind: "execution", status: "pending", executionId: doomed.id } }],
+    // The pinned checklist with a step in every status, and its safety-net lines (issues 16 and 17).
+    ["plan_updated", { ...checklist(plan.id, plan.goal) }],
+    ["snapshot_recorded", { snapshot: snapshot(s.id, plan.id, { state: "taken" }) }],
+    ["snapshot_recorded", { snapshot: snapshot(s.id, plan.id, { state: "unsupported", vmid: 106, target: "old1" }) }],
     [
       "plan_finished",
       { planId: plan.id, goal: plan.goal, outcome: "verified", summary: "TypeType answers on port 80", needs: null, windowClosed: true },
@@ -128,6 +135,61 @@ async function everyCard(): Promise<string> {
     ["turn_failed", { message: "No model key is set: put ANTHROPIC_API_KEY=sk-ant-... in the environment and restart Nomos." }],
   ]);
   return s.id;
+}
+
+function checklist(planId: string, goal: string): PlanChecklistView {
+  const step = (n: number, title: string, status: PlanChecklistStep["status"], note: string | null = null): PlanChecklistStep => ({
+    step: n,
+    title,
+    target: "pve1",
+    command: null,
+    status,
+    note,
+    startedAt: null,
+    finishedAt: null,
+  });
+  return {
+    planId,
+    goal,
+    status: "approved",
+    steps: [
+      step(1, "Remove the old container", "skipped", "already gone"),
+      step(2, "Create the container", "done"),
+      step(3, "Install nginx", "running"),
+      step(4, "Open the port", "failed", "ufw is not installed"),
+      step(5, "Check it answers", "pending"),
+    ],
+    outcome: null,
+    summary: null,
+    needs: null,
+    finishedAt: null,
+    usage: { inputTokens: 12_400, outputTokens: 1_800, cacheReadTokens: 40_000, cacheWriteTokens: 3_000, costUsd: 0.09 },
+  };
+}
+
+function snapshot(sessionId: string, planId: string, over: Partial<SnapshotView>): SnapshotView {
+  return {
+    id: randomUUID(),
+    sessionId,
+    planId,
+    planGoal: "Deploy TypeType on pve1",
+    planOutcome: null,
+    target: "web1",
+    node: "pve1",
+    vmid: 105,
+    kind: "lxc",
+    name: `nomos-${planId.replaceAll("-", "").slice(0, 16)}`,
+    state: "taken",
+    reason: over.state === "unsupported" ? "snapshot feature is not available" : null,
+    guestWasRunning: true,
+    sizeBytes: null,
+    executionId: null,
+    rollback: null,
+    takenAt: new Date().toISOString(),
+    rolledBackAt: null,
+    removedAt: null,
+    ...over,
+  };
 }
 
 interface Violation {
@@ -176,19 +238,23 @@ describe("accessibility (axe-core)", () => {
         await page.waitForSelector(".conn-state[data-state=live]");
         await page.locator(".plan-outcome").waitFor();
         await page.locator(".turn-error").waitFor();
+        await page.locator("details.checklist .cl-step[data-status=failed]").waitFor();
+        expect(await page.locator("details.checklist .cl-net").count()).toBe(2);
+        expect(await page.locator(".card.snapshot").count()).toBeGreaterThanOrEqual(2);
         // Open every tool card, so their insides are checked too.
         for (const summary of await page.locator(".tool summary").all()) await summary.click();
         await page.screenshot({ path: join(ARTIFACTS, `a11y-chat-${scheme}-${size.name}.png`), fullPage: true });
         expect(await violations(page)).toEqual([]);
-        // The settings page, where this build has one (the notifications work adds it).
-        if ((await page.locator("a[href='#/settings']").count()) > 0) {
-          await page.goto(`${api.url}/#/settings`);
-          await page.waitForSelector(".settings h1, .settings h2");
-          await page.screenshot({ path: join(ARTIFACTS, `a11y-settings-${scheme}-${size.name}.png`), fullPage: true });
-          expect(await violations(page)).toEqual([]);
-          await page.goto(`${api.url}/#/s/${sessionId}`);
-          await page.waitForSelector(".conn-state[data-state=live]");
-        }
+        // The settings page (notification channels, delivery log) and the snapshots view.
+        await page.goto(`${api.url}/#/settings`);
+        await page.waitForSelector(".settings h1, .settings h2");
+        await page.screenshot({ path: join(ARTIFACTS, `a11y-settings-${scheme}-${size.name}.png`), fullPage: true });
+        expect(await violations(page)).toEqual([]);
+        await page.goto(`${api.url}/#/snapshots`);
+        await page.waitForSelector("a[data-nav=snapshots].current");
+        expect(await violations(page)).toEqual([]);
+        await page.goto(`${api.url}/#/s/${sessionId}`);
+        await page.waitForSelector(".conn-state[data-state=live]");
         if (size.name === "phone") {
           // The session list, as the ☰ button shows it.
           await page.click(".menu-toggle");

@@ -168,7 +168,7 @@ export function SnapshotsPage() {
   return (
     <div class="chat snapshots-view">
       <header class="chat-head">
-        <h2 class="title">Snapshots</h2>
+        <h1 class="title">Snapshots</h1>
       </header>
       <div class="scroll">
         <p class="desc">
