@@ -21,8 +21,9 @@ const OWNERS: Record<string, string[]> = {
   // ledger.ts claims and marks delivered; continuation-queue.ts marks
   // delivered in the statement that queues the turn; the lifecycle inserts.
   nomos_plan_executions: ["continuation/ledger.ts", "turns/continuation-queue.ts", "executions/lifecycle.ts"],
-  // turn-store.ts changes turns.status; continuation-queue.ts inserts a queued turn.
-  turns: ["turns/turn-store.ts", "turns/continuation-queue.ts"],
+  // turn-store.ts changes turns.status; continuation-queue.ts inserts a queued turn, and so does
+  // ledger.ts's claim-and-queue statement (issue 20: the claim and the queued turn are one statement).
+  turns: ["turns/turn-store.ts", "turns/continuation-queue.ts", "continuation/ledger.ts"],
   // Issue 16: deliveries.ts changes every delivery's status (the 060 trigger inserts them, in SQL);
   // channels.ts and push-subscriptions.ts write an operator's destinations.
   notification_deliveries: ["notifications/deliveries.ts"],
