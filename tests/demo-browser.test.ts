@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEPLOY_REQUEST } from "../src/demo/deployment-policy.js";
-import { ARTIFACTS, type BrowserSession, openBrowser } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, signIn } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { type DemoProcess, startDemo } from "./helpers/demo-process.js";
 
@@ -31,10 +31,7 @@ describe("the demo in a browser", () => {
     const { page } = browser;
     await page.goto(demo.url);
     expect(await page.locator(".notice").first().innerText()).toMatch(/^This is a demo\./);
-    await page.fill("input[name=username]", "demo");
-    await page.fill("input[name=password]", demo.password);
-    await page.click("button[type=submit]");
-    await page.waitForSelector(".sidebar");
+    await signIn(page, "demo", demo.password);
     expect(await page.locator(".notice").first().innerText()).toMatch(/^This is a demo\./);
 
     await page.click("text=+ New");

@@ -13,7 +13,7 @@ import { withActor } from "../src/db/with-actor.js";
 import { sessionEventsAppend } from "../src/events/session-events.js";
 import { createLogger } from "../src/log/logger.js";
 import { Notifier } from "../src/notifications/notifier.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
 import { type Receiver, startReceiver, until, webhookVerify } from "./helpers/notify-receivers.js";
@@ -59,10 +59,7 @@ async function loggedIn(): Promise<Page> {
   browser = await openBrowser();
   const { page } = browser;
   await page.goto(api.url);
-  await page.fill("input[name=username]", "alice");
-  await page.fill("input[name=password]", "correct horse battery");
-  await page.click("button[type=submit]");
-  await page.waitForSelector(".sidebar");
+  await signIn(page, "alice");
   return page;
 }
 

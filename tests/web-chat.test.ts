@@ -16,7 +16,7 @@ import { operatorCreate } from "../src/auth/operators.js";
 import { createLogger } from "../src/log/logger.js";
 import { Turns } from "../src/turns/turns.js";
 import { type ApiHarness, startApi } from "./helpers/api-harness.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
 import { appendEvents, makeApproval, makePlan, makeTurn } from "./helpers/web-factories.js";
@@ -42,10 +42,7 @@ afterAll(async () => {
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 
 async function logIn(page: Page) {
-  await page.fill("input[name=username]", "alice");
-  await page.fill("input[name=password]", "correct horse battery");
-  await page.click("button[type=submit]");
-  await page.waitForSelector(".sidebar");
+  await signIn(page, "alice");
 }
 
 async function loggedIn(url = api.url, viewport?: { width: number; height: number }): Promise<Page> {

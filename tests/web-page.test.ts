@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { operatorCreate } from "../src/auth/operators.js";
 import { echoPolicy } from "../src/model-double/messages-double.js";
 import { SETUP_CODE } from "./helpers/api-harness.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
 import { appendEvents, makeApproval, makeAssentWindow, makePlan, makeTurn } from "./helpers/web-factories.js";
@@ -40,10 +40,7 @@ async function loggedIn(viewport?: { width: number; height: number }, username =
   browser = await openBrowser(viewport);
   const { page } = browser;
   await page.goto(api.url);
-  await page.fill("input[name=username]", username);
-  await page.fill("input[name=password]", "correct horse battery");
-  await page.click("button[type=submit]");
-  await page.waitForSelector(".sidebar");
+  await signIn(page, username);
   return page;
 }
 

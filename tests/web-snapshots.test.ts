@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { operatorCreate } from "../src/auth/operators.js";
 import { withActor } from "../src/db/with-actor.js";
 import { targetRegisterContainer } from "../src/targets/registry.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
 import { useSnapshotWorld, WEB1 } from "./helpers/snapshot-world.js";
@@ -39,10 +39,7 @@ async function loggedIn(): Promise<Page> {
   browser = await openBrowser();
   const { page } = browser;
   await page.goto(api.url);
-  await page.fill("input[name=username]", "alice");
-  await page.fill("input[name=password]", "correct horse battery");
-  await page.click("button[type=submit]");
-  await page.waitForSelector(".sidebar");
+  await signIn(page, "alice");
   return page;
 }
 

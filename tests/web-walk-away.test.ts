@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEPLOY_REQUEST } from "../src/demo/deployment-policy.js";
-import { ARTIFACTS, type BrowserSession, openBrowser } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, signIn } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { type DemoProcess, startDemo } from "./helpers/demo-process.js";
 
@@ -35,10 +35,7 @@ describe("approve and walk away, in a browser", () => {
     browser = await openBrowser({ width: 1100, height: 900 });
     const { page } = browser;
     await page.goto(demo.url);
-    await page.fill("input[name=username]", "demo");
-    await page.fill("input[name=password]", demo.password);
-    await page.click("button[type=submit]");
-    await page.waitForSelector(".sidebar");
+    await signIn(page, "demo", demo.password);
 
     await page.click("text=+ New");
     await page.waitForSelector(".composer textarea");

@@ -83,3 +83,11 @@ export async function openBrowser(viewport = { width: 1100, height: 760 }): Prom
     },
   };
 }
+
+/** Signs in on the login form the page shows, and waits for the session list. */
+export async function signIn(page: Page, username: string, password = "correct horse battery"): Promise<void> {
+  await page.fill("input[name=username]", username);
+  await page.fill("input[name=password]", password);
+  await page.click("button[type=submit]");
+  await page.waitForSelector(".sidebar");
+}
