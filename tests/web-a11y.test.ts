@@ -235,6 +235,10 @@ describe("accessibility (axe-core)", () => {
         await page.waitForSelector(".conn-state[data-state=live]");
         await page.locator(".plan-outcome").waitFor();
         await page.locator(".turn-error").waitFor();
+        await page.locator("details.checklist .cl-step[data-status=failed]").waitFor({ state: "attached" });
+        // A finished plan's checklist is folded: open it, so its insides are checked too.
+        expect(await page.locator("details.checklist").getAttribute("open")).toBeNull();
+        await page.click("details.checklist summary");
         await page.locator("details.checklist .cl-step[data-status=failed]").waitFor();
         expect(await page.locator("details.checklist .cl-net").count()).toBe(2);
         expect(await page.locator(".card.snapshot").count()).toBeGreaterThanOrEqual(2);

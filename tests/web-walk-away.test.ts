@@ -54,7 +54,7 @@ describe("approve and walk away, in a browser", () => {
 
     await page.locator("text=Done: TypeType is deployed and verified").waitFor({ timeout: 60_000 });
     // Every step done, the outcome on the checklist and in the result card.
-    await page.locator("details.checklist li.cl-step[data-status=done]").nth(4).waitFor({ timeout: 10_000 });
+    await page.locator("details.checklist li.cl-step[data-status=done]").nth(4).waitFor({ state: "attached", timeout: 10_000 });
     expect(await page.locator("details.checklist li.cl-step").evaluateAll((els) => els.map((e) => e.getAttribute("data-status")))).toEqual([
       "done",
       "done",
@@ -63,6 +63,8 @@ describe("approve and walk away, in a browser", () => {
       "done",
     ]);
     expect(await page.locator(".checklist-count").innerText()).toBe("✓ verified");
+    // Finished, the checklist folds to its summary line.
+    await expect.poll(() => page.locator("details.checklist").getAttribute("open")).toBeNull();
     const result = page.locator(".card.result");
     expect(await result.innerText()).toMatch(/Plan verified[\s\S]*TypeType runs in container typetype[\s\S]*tokens/);
     // The header: no autonomy left, no countdown, no Stop, no step line.

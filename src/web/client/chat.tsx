@@ -216,7 +216,10 @@ export function Chat({
   const [t, setT] = useState<Timeline>(emptyTimeline());
   const [checklist, setChecklist] = useState<ChecklistState>(emptyChecklist());
   const [title, setTitle] = useState("");
-  const [text, setText] = useState(draftGet(sessionId));
+  // The draft belongs to the session it was typed in: until this render's session
+  // has its own state, the composer shows that session's stored draft, never the last one's.
+  const [draft, setDraft] = useState({ sessionId, text: draftGet(sessionId) });
+  const text = draft.sessionId === sessionId ? draft.text : draftGet(sessionId);
   const [sendError, setSendError] = useState("");
   const [loadError, setLoadError] = useState("");
   const [connection, setConnection] = useState<ConnectionState>("connecting");
@@ -234,7 +237,7 @@ export function Chat({
     let liveAfter = -1n;
     let lastId = "0";
     setT(emptyTimeline());
-    setText(draftGet(sessionId));
+    setDraft({ sessionId, text: draftGet(sessionId) });
     setSendError("");
     setLoadError("");
     setAnnounce("");
@@ -341,7 +344,7 @@ export function Chat({
   };
 
   const edit = (value: string) => {
-    setText(value);
+    setDraft({ sessionId, text: value });
     draftSet(sessionId, value);
   };
 

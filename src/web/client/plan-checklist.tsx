@@ -118,7 +118,9 @@ export function PlanChecklist({
   const finished = checklist.outcome !== null;
   const done = checklist.steps.filter((s) => s.status === "done" || s.status === "skipped").length;
   return (
-    <details class={`checklist${finished ? ` outcome-${checklist.outcome}` : ""}`} open data-plan={checklist.planId}>
+    // Open while the plan runs; once it has its outcome it folds to one line (the
+    // result card in the transcript says the rest), so a phone gets its screen back.
+    <details class={`checklist${finished ? ` outcome-${checklist.outcome}` : ""}`} open={!finished} data-plan={checklist.planId}>
       <summary>
         <span class="checklist-kind">Plan</span>
         <span class="checklist-goal">{checklist.goal}</span>
