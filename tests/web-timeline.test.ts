@@ -4,6 +4,7 @@
 // sort before the turns they started.
 import { describe, expect, it } from "vitest";
 import { type ApiEvent, applyEvent, emptyTimeline, entries, type Timeline } from "../src/web/client/timeline.js";
+import { toolLabel } from "../src/web/client/tool-labels.js";
 
 let n = 0;
 const ev = (type: ApiEvent["type"], data: Record<string, unknown>, turnId: string | null = "t1"): ApiEvent => {
@@ -106,5 +107,35 @@ describe("timeline", () => {
     expect(t.operator).toHaveLength(1);
     expect(t.operator[0]!.key).toBe("m42");
     expect(entries(t).map((e) => e.kind)).toEqual(["operator", "turn"]);
+  });
+});
+
+describe("tool card labels", () => {
+  const tool = (name: string, input: Record<string, unknown>, done = true) => ({
+    type: "tool" as const,
+    id: "t1",
+    name,
+    input,
+    ...(done ? { result: { isError: false, text: "ok" } } : {}),
+  });
+
+  it("say which checklist steps update_plan marked, in words", () => {
+    expect(toolLabel(tool("update_plan", { steps: [{ step: 3, status: "done" }] })).text).toBe("Marked step 3 done");
+    expect(
+      toolLabel(
+        tool("update_plan", {
+          steps: [
+            { step: 2, status: "done" },
+            { step: 3, status: "done" },
+            { step: 4, status: "running" },
+          ],
+        }),
+      ).text,
+    ).toBe("Marked steps 2 and 3 done, step 4 running");
+    expect(toolLabel(tool("update_plan", { steps: [{ step: 5, status: "failed" }] }, false)).text).toBe("Marking step 5 failed");
+  });
+
+  it("name a tool this build does not know in words", () => {
+    expect(toolLabel(tool("restart_the_world", {})).text).toBe("Restart the world");
   });
 });

@@ -2,7 +2,7 @@
 // "Created container typetype on pve1", "Asked to run on pve1", instead of
 // the tool's name. Pure: from the tool's name and input, its result (none
 // while it runs) and its execution's status when it has one. A tool this
-// build does not know reads as its name in words ("update plan").
+// build does not know reads as its name in words ("some tool").
 import type { Execution, Part } from "./timeline.js";
 
 type ToolPart = Extract<Part, { type: "tool" }>;
@@ -78,6 +78,20 @@ export function toolLabel(part: ToolPart, execution?: Execution): ToolLabel {
         done: "Proposed a plan",
         failed: "Could not propose the plan",
       });
+    case "update_plan": {
+      // "Marked step 3 done", "Marked steps 2 and 3 done", "Marked step 4 failed, step 5 skipped".
+      const steps = Array.isArray(input.steps) ? (input.steps as { step?: unknown; status?: unknown }[]) : [];
+      const byStatus = new Map<string, string[]>();
+      for (const s of steps) {
+        const status = String(s.status ?? "");
+        byStatus.set(status, [...(byStatus.get(status) ?? []), String(s.step ?? "?")]);
+      }
+      const said = [...byStatus].map(([status, ns]) =>
+        ns.length === 1 ? `step ${ns[0]} ${status}` : `steps ${ns.slice(0, -1).join(", ")} and ${ns[ns.length - 1]} ${status}`,
+      );
+      const what = said.length > 0 ? said.join(", ") : "the checklist";
+      return pick({ running: `Marking ${what}`, waiting: `Marking ${what}`, done: `Marked ${what}`, failed: `Could not mark ${what}` });
+    }
     case "report_outcome":
       return pick({ running: "Reporting", waiting: "Reporting", done: "Reported the outcome", failed: "Could not report the outcome" });
     default: {
