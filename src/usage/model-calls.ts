@@ -56,7 +56,15 @@ export async function modelCallRecord(
  */
 export async function modelCallRecordInWindow(
   db: Kysely<Database>,
-  p: { sessionId: string; turnId: string | null; model: string; usage: ReportedUsage; prices?: ModelPrices; actor: string; windowUsage: boolean },
+  p: {
+    sessionId: string;
+    turnId: string | null;
+    model: string;
+    usage: ReportedUsage;
+    prices?: ModelPrices;
+    actor: string;
+    windowUsage: boolean;
+  },
 ): Promise<{ windowOpen: boolean; used: number }> {
   const tokens = {
     inputTokens: count(p.usage.input_tokens),
