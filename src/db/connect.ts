@@ -73,8 +73,8 @@ export function reconnectDelaySeconds(failures: number): number {
  * with parameters costs two round trips (Parse/Describe, wait for the
  * parameter types, then Bind/Execute) and a fresh parse and plan on every
  * call: on the continuation's claim that was half its latency (issue 20).
- * A statement that a pooler (PgBouncer in transaction mode) lost is
- * re-prepared by postgres.js itself, as for tagged templates.
+ * `?prepare=false` in the URL (behind PgBouncer in transaction mode,
+ * README) still turns every prepared statement off, these included.
  */
 function preparing(sql: Sql): Sql {
   const reserve = async () => {
