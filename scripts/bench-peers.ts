@@ -542,7 +542,11 @@ const loadAtStart = load();
 const model = await startInstantModel();
 const modes: Mode[] = [];
 try {
-  modes.push(await graphileMode(), await nomosMode("queued", undefined), await nomosMode("turn", model));
+  // BENCH_MODES=graphile,queued runs a subset (iterating on one mode).
+  const only = new Set((process.env.BENCH_MODES ?? "graphile,queued,turn").split(","));
+  if (only.has("graphile")) modes.push(await graphileMode());
+  if (only.has("queued")) modes.push(await nomosMode("queued", undefined));
+  if (only.has("turn")) modes.push(await nomosMode("turn", model));
   const floor = await notifyFloor();
   const pacedRuns: Record<string, Result[]> = { graphile: [], queued: [], turn: [] };
   const serialRuns: Record<string, Result[]> = { graphile: [], queued: [], turn: [] };
@@ -579,7 +583,7 @@ try {
   const best = (runs: Result[], key: "p50" | "p99" | "cpuMs") => runs.map((r) => f(r[key])).join(", ");
   const median = (runs: Result[], key: "p50" | "p99" | "cpuMs") => {
     const s = runs.map((r) => r[key]).sort((a, b) => a - b);
-    return s[Math.floor((s.length - 1) / 2)]!;
+    return s[Math.floor((s.length - 1) / 2)] ?? Number.NaN;
   };
   const g = (runs: Record<string, Result[]>, key: "p50" | "p99" | "cpuMs") => [
     best(runs.queued!, key),

@@ -142,6 +142,48 @@ describe("the one statement", () => {
     expect(queued).toHaveLength(1);
   });
 
+  it("wakes the session's event streams after the commit (the statement itself sends no NOTIFY)", async () => {
+    const listenDb = t.connect({ max: 1 });
+    const woken: string[] = [];
+    const { unlisten } = await listenDb.sql.listen("nomos_session_events", (id) => woken.push(id));
+    try {
+      // The statement alone (no dispatcher running) queues the turn and notifies nothing.
+      const s2 = await makeSession(t.db.kysely);
+      await makeWindow(t.db.kysely, s2.id);
+      const e2 = await makeRunningExecution(t.db.kysely, s2.id);
+      await finishExecution(t.db.kysely, e2.id);
+      const outcome = await planExecutionsClaimAndQueue(t.db, {
+        sessionId: s2.id,
+        owner: "b",
+        actor: "system:continuation",
+        leaseSeconds: 30,
+        maxContinuations: 40,
+        extraNotes: [],
+      });
+      expect(outcome).toMatchObject({ kind: "queued", executionIds: [e2.id] });
+      await t.db.sql`SELECT pg_notify('nomos_session_events', 'marker')`;
+      await until("the marker", () => woken.includes("marker"));
+      expect(woken).not.toContain(s2.id);
+
+      // The dispatcher wakes the session after queueing its continuation.
+      const queued: Queued[] = [];
+      const p = await startProcess("a", queued);
+      const s = await makeSession(t.db.kysely);
+      await makeWindow(t.db.kysely, s.id);
+      const e = await makeRunningExecution(t.db.kysely, s.id);
+      await finishExecution(t.db.kysely, e.id, { status: "completed", exitCode: 0 });
+      await until("the continuation turn", () => queued.length === 1);
+      await until("the stream's wake-up", () => woken.includes(s.id));
+      await settle(p);
+      // The `message` event the wake-up is for is committed and readable.
+      const events = await sessionEventsAfter(t.db.kysely, { sessionId: s.id, afterId: "0" });
+      expect(events.map((x) => x.type)).toEqual(["message"]);
+    } finally {
+      await unlisten();
+      await listenDb.close();
+    }
+  });
+
   it("coalesces results that finish together into one turn, notes in the order they finished", async () => {
     const s = await makeSession(t.db.kysely);
     await makeWindow(t.db.kysely, s.id);

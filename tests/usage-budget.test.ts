@@ -59,6 +59,14 @@ describe("usage", () => {
     const calls = await db().selectFrom("model_calls").selectAll().where("session_id", "=", s.id).orderBy("id").execute();
     expect(calls).toHaveLength(3);
     expect(new Set(calls.map((c) => c.turn_id)).size).toBe(2);
+    // Each row audited once, by the agent of the session (the actor set inside the one statement).
+    const audit = await db()
+      .selectFrom("audit.events")
+      .select(["actor", "operation"])
+      .where("table_name", "=", "model_calls")
+      .where("session_id", "=", s.id)
+      .execute();
+    expect(audit).toEqual(calls.map(() => ({ actor: `agent:${s.id}`, operation: "INSERT" })));
     const reported = reportedSince(from);
     // The double wrote the system + tools prefix once, then read it.
     expect(reported.cacheWriteTokens).toBeGreaterThan(0);

@@ -19,22 +19,21 @@
 // - On Stop, the partial reply streamed so far is kept (text only), and any
 //   tool_use already persisted is answered, so the next turn replays cleanly.
 // - Every model call's usage is stored (usage/model-calls.ts) against the
-//   plan of the window open at the time; when the window's token budget
+//   plan of the window open at the time, in one statement that also sums
+//   the window's tokens when a budget is set; when the window's token budget
 //   (NOMOS_WINDOW_TOKEN_BUDGET) is spent, the window closes with reason
 //   'budget' (assent/window-budget.ts) and the turn ends after this call:
 //   its tool calls are answered "not run", never run.
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Kysely } from "kysely";
-import { assentWindowCurrent } from "../assent/window.js";
-import { assentWindowBudgetCheck } from "../assent/window-budget.js";
+import { assentWindowBudgetEnforce } from "../assent/window-budget.js";
 import type { Database } from "../db/schema.js";
-import { withActor } from "../db/with-actor.js";
 import type { ExecutionsPort } from "../executions/executions-port.js";
 import type { Logger } from "../log/logger.js";
 import { historyLoad } from "../turns/history.js";
 import { messageAppend } from "../turns/messages.js";
 import type { AgentTurnContext, AgentTurnOutcome } from "../turns/run-turn.js";
-import { modelCallRecord } from "../usage/model-calls.js";
+import { modelCallRecordInWindow } from "../usage/model-calls.js";
 import type { ModelPrices } from "../usage/pricing.js";
 import { contextFit, historyTrim } from "./context-trim.js";
 import { toolRun } from "./tool-runner.js";
@@ -144,17 +143,22 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       clearTimeout(idle);
       ctx.signal.removeEventListener("abort", onStop);
     }
-    const budget = await withActor(deps.db, actor, async (tx) => {
-      const window = await assentWindowCurrent(tx, { sessionId: ctx.sessionId });
-      await modelCallRecord(tx, {
-        sessionId: ctx.sessionId,
-        turnId: ctx.turnId,
-        planId: window.planId,
-        model: deps.model,
-        usage: reply.usage,
-        ...(deps.prices ? { prices: deps.prices } : {}),
-      });
-      return assentWindowBudgetCheck(tx, { sessionId: ctx.sessionId, budget: deps.windowTokenBudget, actor: "system:budget" });
+    const usage = await modelCallRecordInWindow(deps.db, {
+      sessionId: ctx.sessionId,
+      turnId: ctx.turnId,
+      model: deps.model,
+      usage: reply.usage,
+      ...(deps.prices ? { prices: deps.prices } : {}),
+      actor,
+      windowUsage: Boolean(deps.windowTokenBudget),
+    });
+    const budget = await assentWindowBudgetEnforce(deps.db, {
+      sessionId: ctx.sessionId,
+      budget: deps.windowTokenBudget,
+      used: usage.used,
+      windowOpen: usage.windowOpen,
+      actor,
+      by: "system:budget",
     });
     const content = storable(reply.content);
     if (content.length === 0) return { status: "completed", iterations };

@@ -10,6 +10,7 @@
 import type { Kysely } from "kysely";
 import { sql } from "kysely";
 import type { Database } from "../db/schema.js";
+import { withActor } from "../db/with-actor.js";
 import { modelCallsSum, usageTokens } from "../usage/model-calls.js";
 import { assentWindowClose } from "./window.js";
 
@@ -37,4 +38,21 @@ export async function assentWindowBudgetCheck(
   if (used <= p.budget) return { closed: false, used };
   const closed = await assentWindowClose(tx, { sessionId: p.sessionId, actor: p.actor, reason: "budget" });
   return { closed, used };
+}
+
+/**
+ * The same rule for the agent loop, given the tokens already summed by the
+ * statement that stored the call (usage/model-calls.ts
+ * modelCallRecordInWindow): over the budget, the window closes with reason
+ * 'budget' in a transaction of its own (the only extra round trips, and
+ * only then). A window already closed is left alone.
+ */
+export async function assentWindowBudgetEnforce(
+  db: Kysely<Database>,
+  p: { sessionId: string; budget: number | undefined; used: number; windowOpen: boolean; actor: string; by: string },
+): Promise<WindowBudgetCheck> {
+  if (!p.budget || !p.windowOpen) return { closed: false, used: p.windowOpen ? p.used : 0 };
+  if (p.used <= p.budget) return { closed: false, used: p.used };
+  const closed = await withActor(db, p.actor, (tx) => assentWindowClose(tx, { sessionId: p.sessionId, actor: p.by, reason: "budget" }));
+  return { closed, used: p.used };
 }

@@ -23,12 +23,14 @@
 //   names the session ("<execution id>:<session id>", migration 100), and
 //   the claim and the queued turn are one statement
 //   (ledger.ts planExecutionsClaimAndQueue); turnQueued then runs the
-//   queued turn. Without it (tests that supply their own startTurn), the
+//   queued turn, and the session's event streams are woken after the
+//   commit, batched (events/session-wakes.ts). Without it (tests that supply their own startTurn), the
 //   claim and startTurn are two steps, as before.
 import { sql } from "kysely";
 import type { Db } from "../db/connect.js";
 import { withDeadline } from "../db/pg-errors.js";
 import { sessionEventsAppend } from "../events/session-events.js";
+import { SessionWakes } from "../events/session-wakes.js";
 import { executionNote } from "../executions/execution-note.js";
 import type { Logger } from "../log/logger.js";
 import { planExecutionsClaimAndQueue, planExecutionsClaimForSession } from "./ledger.js";
@@ -85,6 +87,7 @@ export class ContinuationDispatcher {
   private readonly log: Logger;
   private startTurn: StartContinuationTurn | undefined;
   private turnQueued: ContinuationQueued | undefined;
+  private readonly wakes: SessionWakes;
 
   constructor(private readonly o: DispatcherOptions) {
     this.startTurn = o.startTurn;
@@ -93,6 +96,7 @@ export class ContinuationDispatcher {
     this.concurrency = o.concurrency ?? 16;
     this.deadlineMs = o.deadlineMs ?? this.leaseSeconds * 1000;
     this.log = o.log.child({ component: "continuation" });
+    this.wakes = new SessionWakes(o.db, this.log);
   }
 
   /** Begins dispatching (once), with what is already pending. */
@@ -146,12 +150,14 @@ export class ContinuationDispatcher {
   /** Resolves when nothing is pending or running (tests and shutdown). */
   async idle(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+    await this.wakes.idle();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.pending.clear();
     await Promise.allSettled([...this.running.values()]);
+    await this.wakes.idle();
   }
 
   private turnStarter(): StartContinuationTurn {
@@ -222,6 +228,7 @@ export class ContinuationDispatcher {
     if (outcome.kind === "limit_reached") return this.reportLimit(sessionId, outcome.limit);
     if (outcome.kind !== "queued") return;
     turnQueued({ sessionId, turnId: outcome.turnId, executionIds: outcome.executionIds });
+    this.wakes.wake(sessionId); // the note's `message` event, committed without a NOTIFY
     if (this.log.isLevelEnabled("debug"))
       this.log.debug({ sessionId, turnId: outcome.turnId, executions: outcome.executionIds.length }, "continuation queued");
   }

@@ -22,7 +22,6 @@ import type { Db } from "../db/connect.js";
 import type { Database, ExecutionStatus } from "../db/schema.js";
 import { storableDeep } from "../db/storable.js";
 import { withActor } from "../db/with-actor.js";
-import { SESSION_EVENTS_CHANNEL } from "../events/session-events.js";
 import { messageViewSql } from "../sessions/message-view.js";
 
 /** What a note needs to know of a claimed execution. */
@@ -132,8 +131,7 @@ export interface ClaimAndQueueParams extends Omit<ClaimParams, "countEmpty"> {
  * finished un-continued result, count the turn against the window, and
  * queue the continuation turn that carries them — the turn row, its
  * system_note (the notes built in SQL by execution_note(), migration 100,
- * after the extra notes), its `message` event with the stream's NOTIFY, and
- * the delivery mark, set by the claim itself (the turn's id is drawn
+ * after the extra notes), its `message` event, and the delivery mark, set by the claim itself (the turn's id is drawn
  * first), so every claimed row is written once. The audit actor is set by
  * the first CTE; the audit triggers fire at the statement's end.
  *
@@ -142,12 +140,24 @@ export interface ClaimAndQueueParams extends Omit<ClaimParams, "countEmpty"> {
  * window no claim, the loop guard (limit_reached is then handled as
  * there), coalescing (one turn for everything finished). A claim here is
  * delivered in the same commit, so it never lapses.
+ *
+ * No NOTIFY here: a transaction that notifies commits under PostgreSQL's
+ * database-wide notify lock, behind every other notifying commit and its
+ * WAL flush; the caller wakes the session's event streams after the
+ * commit (events/session-wakes.ts; the dispatcher does). The commit itself
+ * is asynchronous (synchronous_commit off, for this transaction only): if
+ * the server crashes before the WAL writer flushes it (at most a few
+ * hundred ms), the whole claim is gone with it — rows un-continued, no turn,
+ * no note — and the sweep claims them again after the restart; anything
+ * that acts on the queued turn commits synchronously first (claiming the
+ * turn), which flushes the claim's WAL before it. So exactly-once holds.
  */
 export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams): Promise<ClaimAndQueueOutcome> {
   const extra = storableDeep(p.extraNotes.map((n) => n.trim()).filter((n) => n !== ""));
   const result = await sql<{ outcome: string; window_id: string | null; turn_id: string | null; execution_ids: string[] }>`
     WITH actor AS (
-      SELECT set_config('nomos.actor', ${p.actor}, true) AS actor
+      SELECT set_config('nomos.actor', ${p.actor}, true) AS actor,
+             set_config('synchronous_commit', 'off', true) AS commit_mode
     ), win AS (
       SELECT w.id, w.continuations FROM assent_windows w, actor
        WHERE w.session_id = ${p.sessionId} AND w.closed_at IS NULL AND w.expires_at > now()
@@ -211,7 +221,7 @@ export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams
            (SELECT id FROM win) AS window_id,
            (SELECT id FROM turn) AS turn_id,
            notes.ids AS execution_ids,
-           (SELECT pg_notify(${SESSION_EVENTS_CHANNEL}, session_id::text) FROM event) AS notified,
+           (SELECT count(*) FROM event) AS events,
            (SELECT count(*) FROM bump) AS counted,
            (SELECT actor FROM actor) AS actor
       FROM decide, notes`.execute(db.kysely);

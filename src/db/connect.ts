@@ -38,7 +38,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     idle_timeout: 60,
     backoff: reconnectDelaySeconds,
   });
-  const kysely = new Kysely<Database>({ dialect: new Dialect({ postgres: sql }) });
+  const kysely = new Kysely<Database>({ dialect: new Dialect({ postgres: preparing(sql) }) });
   let closing: Promise<void> | undefined;
   return {
     sql,
@@ -63,6 +63,30 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
  */
 export function reconnectDelaySeconds(failures: number): number {
   return (0.5 + Math.random() / 2) * Math.min(3 ** failures / 100, 2);
+}
+
+/**
+ * The pool as Kysely sees it: every query with parameters goes out as a
+ * named prepared statement, cached per connection, as postgres.js's own
+ * tagged templates do. kysely-postgres-js runs queries through
+ * `unsafe()`, which postgres.js leaves unprepared, and an unprepared query
+ * with parameters costs two round trips (Parse/Describe, wait for the
+ * parameter types, then Bind/Execute) and a fresh parse and plan on every
+ * call: on the continuation's claim that was half its latency (issue 20).
+ * `?prepare=false` in the URL (behind PgBouncer in transaction mode,
+ * README) still turns every prepared statement off, these included.
+ */
+function preparing(sql: Sql): Sql {
+  const reserve = async () => {
+    const reserved = await sql.reserve();
+    return {
+      unsafe: (query: string, parameters?: unknown[], options?: Record<string, unknown>) =>
+        reserved.unsafe(query, parameters as never, { prepare: true, ...options }),
+      release: () => reserved.release(),
+    };
+  };
+  const pool = (...args: unknown[]) => (sql as unknown as (...a: unknown[]) => unknown)(...args);
+  return Object.assign(pool, { reserve, end: (o?: { timeout?: number }) => sql.end(o) }) as unknown as Sql;
 }
 
 /**

@@ -45,6 +45,61 @@ export async function modelCallRecord(
     .execute();
 }
 
+/**
+ * The agent loop's record of one model call, in ONE statement (its own
+ * transaction, the audit actor set inside it): the row, against the plan of
+ * the session's open window, and — with `windowUsage` (a token budget is
+ * set) — the tokens the open window has spent since it opened, this call
+ * included, by the same definition as modelCallsSum + usageTokens. Was a
+ * transaction of five round trips (seven with a budget) on every model call
+ * (issue 20).
+ */
+export async function modelCallRecordInWindow(
+  db: Kysely<Database>,
+  p: {
+    sessionId: string;
+    turnId: string | null;
+    model: string;
+    usage: ReportedUsage;
+    prices?: ModelPrices;
+    actor: string;
+    windowUsage: boolean;
+  },
+): Promise<{ windowOpen: boolean; used: number }> {
+  const tokens = {
+    inputTokens: count(p.usage.input_tokens),
+    outputTokens: count(p.usage.output_tokens),
+    cacheReadTokens: count(p.usage.cache_read_input_tokens),
+    cacheWriteTokens: count(p.usage.cache_creation_input_tokens),
+  };
+  const cost = costUsd(priceOf(p.model, p.prices), tokens);
+  const mine = tokens.inputTokens + tokens.outputTokens + tokens.cacheReadTokens + tokens.cacheWriteTokens;
+  // The sum reads the statement's snapshot, which does not hold the row
+  // the statement inserts: this call's tokens are added to it.
+  const r = await sql<{ window_open: boolean; earlier: string | null }>`
+    WITH actor AS (
+      SELECT set_config('nomos.actor', ${p.actor}, true) AS actor
+    ), win AS (
+      SELECT w.plan_id, w.opened_at FROM assent_windows w
+       WHERE w.session_id = ${p.sessionId} AND w.closed_at IS NULL AND w.expires_at > now()
+    ), ins AS (
+      INSERT INTO model_calls (session_id, turn_id, plan_id, model, input_tokens, output_tokens,
+                               cache_read_tokens, cache_write_tokens, cost_usd)
+      SELECT ${p.sessionId}, ${p.turnId}, (SELECT plan_id FROM win), ${p.model}, ${tokens.inputTokens}, ${tokens.outputTokens},
+             ${tokens.cacheReadTokens}, ${tokens.cacheWriteTokens}, ${cost}
+        FROM actor
+      RETURNING id
+    )
+    SELECT EXISTS (SELECT 1 FROM win) AS window_open,
+           CASE WHEN ${p.windowUsage}::boolean AND EXISTS (SELECT 1 FROM ins) THEN
+             (SELECT coalesce(sum(m.input_tokens + m.output_tokens + m.cache_read_tokens + m.cache_write_tokens), 0)::text
+                FROM model_calls m, win
+               WHERE m.session_id = ${p.sessionId} AND m.created_at >= win.opened_at)
+           END AS earlier`.execute(db);
+  const row = r.rows[0]!;
+  return { windowOpen: row.window_open, used: row.window_open ? Number(row.earlier ?? 0) + mine : 0 };
+}
+
 /** Sums the calls of a session, of a plan, or of a session since a moment. costUsd is null when no call had a price. */
 export async function modelCallsSum(db: Kysely<Database>, p: { sessionId?: string; planId?: string; since?: Date }): Promise<UsageView> {
   let q = db
