@@ -135,8 +135,8 @@ describe("the settings page", () => {
     const session = await makeSession(t.db.kysely, { title: "Backup", operator_id: operatorId });
     await page.goto(`${api.url}/#/s/${session.id}`);
     await page.waitForSelector(".chat-head .title");
-    // Its stream starts after the session's current last event: wait until it is connected.
-    await page.waitForSelector(".background-notices[data-ready='1']", { state: "attached" });
+    // The chat's stream starts after the session's current last event: wait until it is connected.
+    await page.waitForSelector(".conn-state[data-state=live]");
     await withActor(t.db.kysely, "system:test", (tx) =>
       sessionEventsAppend(tx, [
         {

@@ -3,7 +3,7 @@
 // {id, type, sessionId, title, text, url, at}) and, on click, focuses a tab of
 // Nomos on that session or opens one. Plain JavaScript, served as is: no
 // bundle step. The tag is per session and type, as the page's own background
-// notifications use (web/client/background-notices.tsx), so the two replace
+// notifications use (web/client/background-notices.ts), so the two replace
 // each other instead of stacking.
 self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));

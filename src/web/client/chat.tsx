@@ -17,6 +17,7 @@ import { useEffect, useRef, useState } from "hono/jsx/dom";
 import type { PlanChecklistView } from "../../events/contract.js";
 import { SESSION_EVENT_TYPES } from "../../events/contract.js";
 import { ApiError, api, humanError } from "./api.js";
+import { backgroundNotice } from "./background-notices.js";
 import { ApprovalCard, type CardContext, PlanCard } from "./cards.js";
 import { ConnectionIndicator, type ConnectionState, OFFLINE_AFTER_TRIES } from "./connection.js";
 import { draftGet, draftSet } from "./drafts.js";
@@ -226,6 +227,9 @@ export function Chat({
   const [announce, setAnnounce] = useState("");
   const [clock] = useState(() => ({ current: undefined as RetryClock | undefined }));
   const bottom = useRef<HTMLDivElement>(null);
+  // The title a background notification names, read when it is shown.
+  const titleNow = useRef<string | undefined>(undefined);
+  titleNow.current = listTitle ?? title;
   const follow = useRef(true);
 
   useEffect(() => {
@@ -260,6 +264,7 @@ export function Chat({
       const e = JSON.parse(ev.data) as ApiEvent;
       if (BigInt(e.id) > BigInt(lastId)) lastId = e.id;
       const live = BigInt(e.id) > liveAfter;
+      if (live) backgroundNotice(sessionId, titleNow.current, e);
       setChecklist((prev) => checklistApply(prev, e));
       setT((prev) => {
         const next = applyEvent(prev, e);

@@ -10,7 +10,6 @@
 // applied before the first render.
 import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import { api, humanError, UNAUTHORIZED_EVENT } from "./api.js";
-import { BackgroundNotices } from "./background-notices.js";
 import { Chat } from "./chat.js";
 import { focusComposer } from "./focus.js";
 import { SnapshotsPage } from "./guest-snapshots.js";
@@ -262,7 +261,6 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
       </nav>
       <main class="main">
         <Notices notices={me.notices} />
-        {current && !settings && <BackgroundNotices sessionId={current} title={sessions.find((s) => s.id === current)?.title} />}
         {settings ? (
           <div class="settings-page">
             <h1 class="sr-only">Settings</h1>
