@@ -253,6 +253,7 @@ describe("accessibility (axe-core)", () => {
         expect(await violations(page)).toEqual([]);
         await page.goto(`${api.url}/#/snapshots`);
         await page.waitForSelector("a[data-nav=snapshots].current");
+        await page.locator(".snapshots-view .empty").waitFor();
         expect(await violations(page)).toEqual([]);
         await page.goto(`${api.url}/#/s/${sessionId}`);
         await page.waitForSelector(".conn-state[data-state=live]");

@@ -158,10 +158,8 @@ export function SnapshotsPage() {
   useEffect(() => {
     void load();
   }, []);
-  if (error) return <p class="form-error">{error}</p>;
-  if (!list) return <p class="boot">Loading snapshots…</p>;
   const guests = new Map<string, SnapshotView[]>();
-  for (const s of list) {
+  for (const s of list ?? []) {
     const key = `${s.node}/${s.vmid}`;
     guests.set(key, [...(guests.get(key) ?? []), s]);
   }
@@ -176,7 +174,16 @@ export function SnapshotsPage() {
           verified and old enough (NOMOS_SNAPSHOT_KEEP_DAYS), keeping at most NOMOS_SNAPSHOT_KEEP_PER_GUEST per guest. Snapshots anyone else
           took are never touched.
         </p>
-        {guests.size === 0 && <div class="empty">No snapshots yet.</div>}
+        {/* The heading stands from the first paint; loading and errors show under it. */}
+        {error ? (
+          <p class="form-error" role="alert">
+            {error}
+          </p>
+        ) : !list ? (
+          <p class="boot">Loading snapshots…</p>
+        ) : (
+          guests.size === 0 && <div class="empty">No snapshots yet.</div>
+        )}
         {[...guests.entries()].map(([key, snaps]) => (
           <section class="card" data-guest={key}>
             <header>
