@@ -405,18 +405,17 @@ describe("approve once, finish alone", () => {
   });
 });
 
+/** No delivery is waiting or being sent: every notification so far reached its channels (or gave up). */
+async function deliveriesSettled(): Promise<boolean> {
+  const open = await t.db.kysely.selectFrom("notification_deliveries").select("id").where("status", "in", ["pending", "sending"]).execute();
+  return open.length === 0;
+}
+
 describe("notifications with the browser closed (issue 16)", () => {
   it("every plan approval reached ntfy, the webhook and Web Push exactly once each, with a link that opens the session", async () => {
     const plans = await t.db.kysely.selectFrom("approvals").select(["id", "session_id"]).where("kind", "=", "plan").execute();
     expect(plans.length).toBeGreaterThanOrEqual(3);
-    await until("the approval notifications delivered", async () => {
-      const open = await t.db.kysely
-        .selectFrom("notification_deliveries")
-        .select("id")
-        .where("status", "in", ["pending", "sending"])
-        .execute();
-      return open.length === 0;
-    });
+    await until("the approval notifications delivered", deliveriesSettled);
     const approvalsSent = (r: Receiver, decode: (body: Buffer) => Record<string, string>) =>
       r.requests.map((q) => decode(q.body)).filter((p) => p.type === "approval_requested");
     const webhook = approvalsSent(notify.webhook!, (b) => JSON.parse(b.toString("utf8")));
@@ -443,14 +442,7 @@ describe("notifications with the browser closed (issue 16)", () => {
     const verified = await t.db.kysely.selectFrom("plans").select(["id", "session_id"]).where("outcome", "=", "verified").execute();
     // The deployment scenario ends its plan with report_outcome (the demo policy does).
     expect(verified.length).toBeGreaterThanOrEqual(1);
-    await until("the finished-plan notifications delivered", async () => {
-      const open = await t.db.kysely
-        .selectFrom("notification_deliveries")
-        .select("id")
-        .where("status", "in", ["pending", "sending"])
-        .execute();
-      return open.length === 0;
-    });
+    await until("the finished-plan notifications delivered", deliveriesSettled);
     const links = verified.map((p) => `${service.url}/#/s/${p.session_id}`).sort();
     const finishedSent = (r: Receiver, decode: (body: Buffer) => Record<string, string>) =>
       r.requests.map((q) => decode(q.body)).filter((p) => p.type === "plan_finished");
