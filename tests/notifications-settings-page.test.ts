@@ -13,7 +13,7 @@ import { withActor } from "../src/db/with-actor.js";
 import { sessionEventsAppend } from "../src/events/session-events.js";
 import { createLogger } from "../src/log/logger.js";
 import { Notifier } from "../src/notifications/notifier.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, openSignedIn, type ServedApi, serveApi } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
 import { type Receiver, startReceiver, until, webhookVerify } from "./helpers/notify-receivers.js";
@@ -56,11 +56,8 @@ afterAll(async () => {
 });
 
 async function loggedIn(): Promise<Page> {
-  browser = await openBrowser();
-  const { page } = browser;
-  await page.goto(api.url);
-  await signIn(page, "alice");
-  return page;
+  browser = await openSignedIn(api.url);
+  return browser.page;
 }
 
 describe("the settings page", () => {

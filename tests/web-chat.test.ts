@@ -16,7 +16,7 @@ import { operatorCreate } from "../src/auth/operators.js";
 import { createLogger } from "../src/log/logger.js";
 import { Turns } from "../src/turns/turns.js";
 import { type ApiHarness, startApi } from "./helpers/api-harness.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openSignedIn, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
 import { appendEvents, makeApproval, makePlan, makeTurn } from "./helpers/web-factories.js";
@@ -41,16 +41,9 @@ afterAll(async () => {
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 
-async function logIn(page: Page) {
-  await signIn(page, "alice");
-}
-
 async function loggedIn(url = api.url, viewport?: { width: number; height: number }): Promise<Page> {
-  browser = await openBrowser(viewport);
-  const { page } = browser;
-  await page.goto(url);
-  await logIn(page);
-  return page;
+  browser = await openSignedIn(url, { viewport });
+  return browser.page;
 }
 
 async function openSession(page: Page, sessionId: string, url = api.url) {
@@ -161,7 +154,7 @@ describe("the connection indicator", () => {
     await page.locator(".lapsed:text('Your sign-in has expired')").waitFor();
     expect(await activeElement(page)).toBe("input");
     await shot(page, "sign-in-again");
-    await logIn(page);
+    await signIn(page, "alice");
     await page.waitForSelector(".conn-state[data-state=live]");
     expect(page.url()).toContain(`#/s/${s.id}`);
     expect(await page.locator(".composer textarea").inputValue()).toBe("Is nginx up?");

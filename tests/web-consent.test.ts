@@ -20,7 +20,7 @@ import { SshPool } from "../src/ssh/connection-pool.js";
 import { makeRedactor } from "../src/ssh/redact.js";
 import { TargetRegistry } from "../src/targets/registry.js";
 import { useAgentHarness } from "./helpers/agent-harness.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openSignedIn, type ServedApi, serveApi } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
 import { SshTestHost } from "./helpers/ssh-test-host.js";
@@ -65,11 +65,8 @@ afterAll(async () => {
 });
 
 async function loggedIn(): Promise<Page> {
-  browser = await openBrowser();
-  const { page } = browser;
-  await page.goto(api.url);
-  await signIn(page, "alice");
-  return page;
+  browser = await openSignedIn(api.url);
+  return browser.page;
 }
 
 async function openSession(page: Page, sessionId: string) {

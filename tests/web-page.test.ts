@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { operatorCreate } from "../src/auth/operators.js";
 import { echoPolicy } from "../src/model-double/messages-double.js";
 import { SETUP_CODE } from "./helpers/api-harness.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openBrowser, openSignedIn, type ServedApi, serveApi } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeExecution, makeSession } from "./helpers/factories.js";
 import { appendEvents, makeApproval, makeAssentWindow, makePlan, makeTurn } from "./helpers/web-factories.js";
@@ -37,11 +37,8 @@ afterAll(async () => {
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 
 async function loggedIn(viewport?: { width: number; height: number }, username = "alice"): Promise<Page> {
-  browser = await openBrowser(viewport);
-  const { page } = browser;
-  await page.goto(api.url);
-  await signIn(page, username);
-  return page;
+  browser = await openSignedIn(api.url, { username, viewport });
+  return browser.page;
 }
 
 async function openSession(page: Page, sessionId: string) {

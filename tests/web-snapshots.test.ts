@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { operatorCreate } from "../src/auth/operators.js";
 import { withActor } from "../src/db/with-actor.js";
 import { targetRegisterContainer } from "../src/targets/registry.js";
-import { ARTIFACTS, type BrowserSession, openBrowser, type ServedApi, serveApi, signIn } from "./helpers/browser.js";
+import { ARTIFACTS, type BrowserSession, openSignedIn, type ServedApi, serveApi } from "./helpers/browser.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
 import { useSnapshotWorld, WEB1 } from "./helpers/snapshot-world.js";
@@ -36,11 +36,8 @@ afterAll(async () => {
 });
 
 async function loggedIn(): Promise<Page> {
-  browser = await openBrowser();
-  const { page } = browser;
-  await page.goto(api.url);
-  await signIn(page, "alice");
-  return page;
+  browser = await openSignedIn(api.url);
+  return browser.page;
 }
 
 it("shows the safety net under the plan card; the rollback button asks for the phrase and rolls back", { timeout: 90_000 }, async () => {

@@ -91,3 +91,14 @@ export async function signIn(page: Page, username: string, password = "correct h
   await page.click("button[type=submit]");
   await page.waitForSelector(".sidebar");
 }
+
+/** Chromium on the page at `url`, signed in as `username` (alice by default); the caller closes it. */
+export async function openSignedIn(
+  url: string,
+  options: { username?: string; viewport?: { width: number; height: number } | undefined } = {},
+): Promise<BrowserSession> {
+  const session = await openBrowser(options.viewport);
+  await session.page.goto(url);
+  await signIn(session.page, options.username ?? "alice");
+  return session;
+}

@@ -5,7 +5,9 @@
 // delivery log (status, attempts, last error). Secrets are write-only: the
 // server says whether one is set, never what it is, and an empty field
 // keeps the stored one.
+
 import { useEffect, useState } from "hono/jsx/dom";
+import type { DeliveryView } from "../../notifications/deliveries.js";
 import { api } from "./api.js";
 import { pushCurrent, pushDisable, pushEnable, pushSupported } from "./push-subscribe.js";
 import { can } from "./role.js";
@@ -15,22 +17,6 @@ interface Channel {
   url: string;
   hasSecret: boolean;
   enabled: boolean;
-}
-
-interface Delivery {
-  id: string;
-  sessionId: string;
-  type: string;
-  title: string;
-  channel: string;
-  destination: string;
-  status: string;
-  attempts: number;
-  maxAttempts: number;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-  createdAt: string;
 }
 
 interface TestResult {
@@ -115,7 +101,7 @@ function ChannelForm({ kind, channel, onSaved }: { kind: Channel["kind"]; channe
 export function NotificationSettings() {
   const [channels, setChannels] = useState<Channel[]>([]);
   const [pushCount, setPushCount] = useState(0);
-  const [deliveries, setDeliveries] = useState<Delivery[]>([]);
+  const [deliveries, setDeliveries] = useState<DeliveryView[]>([]);
   const [pushOn, setPushOn] = useState(false);
   const [pushError, setPushError] = useState("");
   const [tested, setTested] = useState<TestResult[] | undefined>();
@@ -123,7 +109,7 @@ export function NotificationSettings() {
     const c = await api<{ channels: Channel[]; pushSubscriptions: number }>("GET", "/api/notifications/channels");
     setChannels(c.channels);
     setPushCount(c.pushSubscriptions);
-    setDeliveries((await api<{ deliveries: Delivery[] }>("GET", "/api/notifications/deliveries?limit=50")).deliveries);
+    setDeliveries((await api<{ deliveries: DeliveryView[] }>("GET", "/api/notifications/deliveries?limit=50")).deliveries);
     setPushOn((await pushCurrent().catch(() => null)) !== null);
   };
   useEffect(() => {
