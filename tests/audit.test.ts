@@ -125,4 +125,60 @@ describe("audit.timeline", () => {
       { actor: "system:runner", what: `execution ${short} on pve1: running -> failed (exit 1)` },
     ]);
   });
+
+  it("tells the checklist, usage, snapshot and session lines added since (migration 140)", async () => {
+    const s = await makeSession(t.db.kysely);
+    const agent = `agent:${s.id}`;
+    const plan = await withActor(t.db.kysely, agent, (tx) =>
+      tx
+        .insertInto("plans")
+        .values({ session_id: s.id, goal: "deploy typetype", steps: [{ title: "install" }] })
+        .returning("id")
+        .executeTakeFirstOrThrow(),
+    );
+    await withActor(t.db.kysely, agent, async (tx) => {
+      await tx.insertInto("plan_steps").values({ plan_id: plan.id, session_id: s.id, position: 1 }).execute();
+      await tx.updateTable("plan_steps").set({ status: "done", note: "installed 2.4" }).where("plan_id", "=", plan.id).execute();
+      await tx
+        .insertInto("model_calls")
+        .values({ session_id: s.id, model: "claude-test", input_tokens: 1000, output_tokens: 50, cache_read_tokens: 200, cost_usd: 0.0042 })
+        .execute();
+      await tx
+        .insertInto("guest_snapshots")
+        .values({
+          session_id: s.id,
+          plan_id: plan.id,
+          target: "typetype",
+          node: "pve1",
+          vmid: 105,
+          kind: "lxc",
+          name: "nomos-0123456789abcdef",
+          state: "taken",
+        })
+        .execute();
+      await tx
+        .updateTable("guest_snapshots")
+        .set({ state: "rolled_back", rolled_back_at: new Date() })
+        .where("plan_id", "=", plan.id)
+        .execute();
+    });
+    await withActor(t.db.kysely, "operator:alice", (tx) =>
+      tx.updateTable("sessions").set({ title: "Typetype" }).where("id", "=", s.id).execute(),
+    );
+    await withActor(t.db.kysely, "operator:alice", (tx) =>
+      tx.updateTable("sessions").set({ archived_at: new Date() }).where("id", "=", s.id).execute(),
+    );
+    const story = await t.db.kysely.selectFrom("audit.timeline").select(["actor", "what"]).where("session_id", "=", s.id).execute();
+    const p8 = plan.id.slice(0, 8);
+    expect(story.slice(1)).toEqual([
+      { actor: agent, what: `plan ${p8} proposed: deploy typetype (1 steps)` },
+      { actor: agent, what: `plan ${p8} step 1 listed` },
+      { actor: agent, what: `plan ${p8} step 1: pending -> done: installed 2.4` },
+      { actor: agent, what: "model call to claude-test: 1200 tokens in, 50 out, about $0.0042" },
+      { actor: agent, what: "snapshot nomos-0123456789abcdef of lxc 105 on pve1: taken" },
+      { actor: agent, what: "snapshot nomos-0123456789abcdef of lxc 105 on pve1: taken -> rolled_back" },
+      { actor: "operator:alice", what: 'session renamed to "Typetype"' },
+      { actor: "operator:alice", what: "session archived (deleted from the page)" },
+    ]);
+  });
 });
