@@ -66,7 +66,7 @@ export const envSchema = z
         .optional(),
     ),
     ANTHROPIC_BASE_URL: url(/^https?:$/, "an http:// or https:// URL"),
-    NOMOS_MODEL: z.preprocess(unsetIfEmpty, z.string().default("claude-sonnet-4-5")),
+    NOMOS_MODEL: z.preprocess(unsetIfEmpty, z.string().default("claude-sonnet-4-6")),
     // Seconds the model API may take to start answering (each attempt) or stay silent mid-stream.
     NOMOS_MODEL_TIMEOUT_S: integer(1, 3600, 120),
     NOMOS_TARGETS_FILE: optionalString,
@@ -116,7 +116,7 @@ export const envSchema = z
           try {
             return JSON.parse(v) as unknown;
           } catch {
-            ctx.addIssue({ code: "custom", message: 'must be JSON, e.g. {"claude-sonnet-4-5": {"input": 3, "output": 15}}' });
+            ctx.addIssue({ code: "custom", message: 'must be JSON, e.g. {"claude-sonnet-4-6": {"input": 3, "output": 15}}' });
             return z.NEVER;
           }
         })

@@ -3,7 +3,7 @@
 // and JSON and Markdown files under --out (default ./eval-results).
 //
 //   npm run eval                                   # no key: the scripted double
-//   ANTHROPIC_API_KEY=... npm run eval -- --model claude-sonnet-4-5 --repeat 3
+//   ANTHROPIC_API_KEY=... npm run eval -- --model claude-sonnet-4-6 --repeat 3
 //   ANTHROPIC_BASE_URL=http://127.0.0.1:11434 NOMOS_MODEL_CACHE=off \
 //     NOMOS_MODEL_CONTEXT_TOKENS=32000 npm run eval -- --model qwen3-coder
 //
@@ -83,7 +83,7 @@ const scenarios = only.length ? SCENARIOS.filter((s) => only.includes(s.id)) : S
 
 const env = process.env;
 const real = !values.scripted && Boolean(env.ANTHROPIC_API_KEY || env.ANTHROPIC_AUTH_TOKEN || env.ANTHROPIC_BASE_URL);
-const model = real ? (values.model ?? env.NOMOS_MODEL ?? "claude-sonnet-4-5") : "scripted-double";
+const model = real ? (values.model ?? env.NOMOS_MODEL ?? "claude-sonnet-4-6") : "scripted-double";
 let price: Price | null = priceOf(model);
 if (values.price) {
   const m = /^(\d+(?:\.\d+)?),(\d+(?:\.\d+)?)$/.exec(values.price);
