@@ -117,4 +117,53 @@ describe("GET /api/events", () => {
       updatedAt: expect.stringMatching(/^\d{4}-/),
     });
   });
+  it("with ?session= also carries that session's events, resuming after ?after= or Last-Event-ID", async () => {
+    const watched = await makeSession(db(), { title: "watched" });
+    const [first] = await appendEvents(db(), watched.id, null, [["text_delta", { text: "before the stream" }]]);
+    const res = await req(`/api/events?session=${watched.id}&after=0`);
+    expect(res.status).toBe(200);
+    const reader = new SseReader(res);
+    readers.push(reader);
+    expect(await reader.next()).toMatchObject({ event: "ready", data: JSON.stringify({ after: "0" }) });
+    // What happened before the stream, after ?after=, comes first, framed as the session's own stream frames it.
+    const m = await reader.next();
+    expect(m).toMatchObject({ event: "text_delta", id: first });
+    expect(JSON.parse(m.data)).toMatchObject({ id: first, type: "text_delta", turnId: null, data: { text: "before the stream" } });
+
+    // Then the session's new events and every session's state, live, on the one stream.
+    const plan = await makePlan(db(), { session_id: watched.id });
+    const approval = await makeApproval(db(), { session_id: watched.id, kind: "plan", plan_id: plan.id });
+    const [requested] = await appendEvents(db(), watched.id, null, [["approval_requested", { approval: { id: approval.id } }]]);
+    const live = [await reader.next(), await reader.next()];
+    expect(live.map((x) => x.event).sort()).toEqual(["approval_requested", "session_state"]);
+    expect(live.find((x) => x.event === "approval_requested")?.id).toBe(requested);
+    expect(JSON.parse(live.find((x) => x.event === "session_state")!.data)).toMatchObject({
+      sessionId: watched.id,
+      state: "needs_approval",
+    });
+
+    // A reconnect names the last event it got and hears nothing twice.
+    const again = await req(`/api/events?session=${watched.id}`, { headers: { "last-event-id": first! } });
+    const resumed = new SseReader(again);
+    readers.push(resumed);
+    expect((await resumed.next()).event).toBe("ready");
+    expect(await resumed.next()).toMatchObject({ event: "approval_requested", id: requested });
+  });
+
+  it("refuses an unknown session and a malformed ?after= or Last-Event-ID, naming what is wrong", async () => {
+    const missing = "00000000-0000-4000-8000-000000000000";
+    const gone = await req(`/api/events?session=${missing}`);
+    expect(gone.status).toBe(404);
+    expect(await gone.text()).toContain(missing);
+    const s = await makeSession(db());
+    const badAfter = await req(`/api/events?session=${s.id}&after=soon`);
+    expect(badAfter.status).toBe(400);
+    expect(await badAfter.text()).toContain("after");
+    const badHeader = await req(`/api/events?session=${s.id}`, { headers: { "last-event-id": "-1" } });
+    expect(badHeader.status).toBe(400);
+    expect(await badHeader.text()).toContain("last-event-id");
+    const badSession = await req("/api/events?session=nope");
+    expect(badSession.status).toBe(400);
+    expect(await badSession.text()).toContain("session");
+  });
 });

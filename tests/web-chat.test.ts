@@ -425,6 +425,33 @@ describe("sessions", () => {
     await page.locator(".form-error:text('This session was deleted or does not exist.')").waitFor();
     expect(await page.locator(".conn-state").count()).toBe(0);
   });
+  it("holds one event stream per tab, so a fourth tab loads, and the list still follows other sessions live", async () => {
+    const sessions = await Promise.all(["Tab 1", "Tab 2", "Tab 3", "Tab 4"].map((title) => makeSession(t.db.kysely, { title })));
+    browser = await openSignedIn(api.url);
+    const { context } = browser;
+    // Streams still open, per page: an EventSource's request never finishes while it streams.
+    const open = new Map<Page, Set<unknown>>();
+    const track = (page: Page) => {
+      const live = new Set<unknown>();
+      open.set(page, live);
+      page.on("request", (r) => r.resourceType() === "eventsource" && live.add(r));
+      page.on("requestfinished", (r) => live.delete(r));
+      page.on("requestfailed", (r) => live.delete(r));
+    };
+    const pages = [browser.page, ...(await Promise.all([1, 2, 3].map(() => context.newPage())))];
+    for (const page of pages) track(page);
+    for (const [i, page] of pages.entries()) await openSession(page, sessions[i]!.id);
+    for (const page of pages) expect(open.get(page)!.size).toBe(1);
+
+    // Another session asks for approval: every tab's list says so, over the one stream it holds.
+    const plan = await makePlan(t.db.kysely, { session_id: sessions[3]!.id });
+    const approval = await makeApproval(t.db.kysely, { session_id: sessions[3]!.id, kind: "plan", plan_id: plan.id });
+    await appendEvents(t.db.kysely, sessions[3]!.id, null, [["approval_requested", { approval: { id: approval.id } }]]);
+    for (const page of pages) {
+      await page.waitForSelector(`.session-item[data-session="${sessions[3]!.id}"] [data-state=needs_approval]`);
+      await page.waitForFunction(() => /^\(\d+\) Nomos — approval needed$/.test(document.title));
+    }
+  });
 });
 
 describe("the phone", () => {

@@ -15,7 +15,7 @@
 import type { Child } from "hono/jsx";
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import type { PlanChecklistView } from "../../events/contract.js";
-import { SESSION_EVENT_TYPES } from "../../events/contract.js";
+import { OPERATOR_EVENT_TYPES, SESSION_EVENT_TYPES } from "../../events/contract.js";
 import { ApiError, api, humanError } from "./api.js";
 import { backgroundNotice } from "./background-notices.js";
 import { ApprovalCard, type CardContext, PlanCard } from "./cards.js";
@@ -28,6 +28,7 @@ import { Markdown } from "./markdown.js";
 import { type ChecklistState, checklistApply, emptyChecklist, PlanChecklist, ResultCard, stepLine, tokensText } from "./plan-checklist.js";
 import { loadWithRetry, RetryClock } from "./retry.js";
 import { can } from "./role.js";
+import { type SessionStateHandlers, sessionStateFrame } from "./session-state.js";
 import {
   type ApiEvent,
   type Approval,
@@ -206,11 +207,14 @@ export function Chat({
   sessionId,
   listTitle,
   onChanged,
+  states,
   lead,
 }: {
   sessionId: string;
   listTitle?: string;
   onChanged(): void;
+  /** Where this chat's stream hands the session list's session_state frames (one stream per tab). */
+  states: SessionStateHandlers;
   /** Shown first in the header row (the phone's ☰). */
   lead?: Child;
 }) {
@@ -231,6 +235,8 @@ export function Chat({
   const titleNow = useRef<string | undefined>(undefined);
   titleNow.current = listTitle ?? title;
   const follow = useRef(true);
+  const statesTo = useRef(states);
+  statesTo.current = states;
 
   useEffect(() => {
     let es: EventSource | undefined;
@@ -280,10 +286,17 @@ export function Chat({
     // login) with the same backoff as every load.
     const stream = () => {
       if (closed) return;
-      const source = new EventSource(`/api/sessions/${sessionId}/events?after=${lastId}`);
+      // GET /api/events?session= carries this session's events and every
+      // session's state (the list's), so a tab holds one stream.
+      const source = new EventSource(`/api/events?session=${sessionId}&after=${lastId}`);
       es = source;
-      source.addEventListener("ready", () => setConnection("live"));
+      source.addEventListener("ready", () => {
+        setConnection("live");
+        statesTo.current.onReady();
+      });
       for (const type of SESSION_EVENT_TYPES) source.addEventListener(type, onEvent as EventListener);
+      for (const type of OPERATOR_EVENT_TYPES)
+        source.addEventListener(type, ((ev: MessageEvent) => sessionStateFrame(ev, statesTo.current)) as EventListener);
       source.onerror = () => {
         source.close();
         if (closed || es !== source) return;

@@ -17,7 +17,7 @@ import { Notices } from "./notice.js";
 import { loadWithRetry, RetryClock } from "./retry.js";
 import { can, type Role, setRole } from "./role.js";
 import { type SessionItem, SessionList } from "./session-list.js";
-import { tabTitle, useSessionStates } from "./session-state.js";
+import { type SessionStateHandlers, tabTitle, useSessionStates } from "./session-state.js";
 import { NotificationSettings } from "./settings-notifications.js";
 import { type Theme, themeApply, themeCurrent, themeSet } from "./theme.js";
 
@@ -178,9 +178,11 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
       clearInterval(timer);
     };
   }, []);
-  // Other sessions change too (a continuation asks for approval elsewhere): the operator-wide stream says so.
-  useSessionStates(
-    (u) => {
+  // Other sessions change too (a continuation asks for approval elsewhere): the operator-wide stream says so,
+  // the list's own while no chat is open, else the chat's (one stream per tab).
+  const chatOpen = !settings && !snapshotsView && !!current;
+  const states: SessionStateHandlers = {
+    onState: (u) => {
       // A session this list has not seen yet (created elsewhere): read the list again.
       if (!known.current.has(u.sessionId)) {
         void load().catch(() => {});
@@ -194,8 +196,9 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
         ),
       );
     },
-    () => void load().catch(() => {}),
-  );
+    onReady: () => void load().catch(() => {}),
+  };
+  useSessionStates(states, !chatOpen);
   useEffect(() => {
     document.title = tabTitle(sessions, current);
   }, [sessions, current]);
@@ -277,6 +280,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
             sessionId={current}
             listTitle={sessions.find((s) => s.id === current)?.title}
             onChanged={() => void load().catch(() => {})}
+            states={states}
             lead={menuButton}
           />
         ) : (

@@ -1,10 +1,11 @@
 /** @jsxImportSource hono/jsx/dom */
 // Every session's state, live: the chip the session list shows, the
 // operator-wide stream (GET /api/events) that keeps the list current
-// without polling, and the tab title ("(2) Nomos — approval needed").
+// without polling (or the open chat's stream, which carries the same
+// frames), and the tab title ("(2) Nomos — approval needed").
 // Invariant: states come from the server (sessions/session-state.ts);
 // the page only shows them.
-import { useEffect } from "hono/jsx/dom";
+import { useEffect, useRef } from "hono/jsx/dom";
 import { OPERATOR_EVENT_TYPES, type OperatorEventData, type SessionState } from "../../events/contract.js";
 
 export type { SessionState };
@@ -27,24 +28,39 @@ export function StateChip({ state }: { state: SessionState | undefined }) {
   );
 }
 
+/** Where session_state updates go, from whichever stream carries them. */
+export interface SessionStateHandlers {
+  onState(s: OperatorEventData["session_state"]): void;
+  /** The stream (re)connected: reload the list once to cover a gap. */
+  onReady(): void;
+}
+
+/** Parses a session_state frame; a frame that is not JSON is not ours to show. */
+export function sessionStateFrame(ev: MessageEvent, to: SessionStateHandlers): void {
+  try {
+    to.onState(JSON.parse(ev.data as string) as OperatorEventData["session_state"]);
+  } catch {
+    // ignored: see above
+  }
+}
+
 /**
- * Follows GET /api/events: onState for each session_state, onReady when the
- * stream (re)connects, so the caller reloads the list once to cover a gap.
+ * Follows GET /api/events while `own` is true, i.e. while no open chat
+ * carries the states for the page: one stream per tab, since browsers allow
+ * six HTTP/1.1 connections per origin (the chat's GET /api/events?session=
+ * stream carries both; chat.tsx hands its session_state frames here).
  */
-export function useSessionStates(onState: (s: OperatorEventData["session_state"]) => void, onReady: () => void): void {
+export function useSessionStates(to: SessionStateHandlers, own: boolean): void {
+  const latest = useRef(to);
+  latest.current = to;
   useEffect(() => {
+    if (!own) return;
     const es = new EventSource("/api/events");
-    es.addEventListener("ready", () => onReady());
-    const handle = (ev: MessageEvent) => {
-      try {
-        onState(JSON.parse(ev.data as string) as OperatorEventData["session_state"]);
-      } catch {
-        // A frame that is not JSON is not ours to show.
-      }
-    };
+    es.addEventListener("ready", () => latest.current.onReady());
+    const handle = (ev: MessageEvent) => sessionStateFrame(ev, latest.current);
     for (const type of OPERATOR_EVENT_TYPES) es.addEventListener(type, handle as EventListener);
     return () => es.close();
-  }, []);
+  }, [own]);
 }
 
 /** The tab title: pending approvals across sessions first, else the open session's state. */
