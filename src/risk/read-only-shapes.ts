@@ -8,6 +8,7 @@
 // a configuration file that could name either. Wrappers (sudo, env, timeout,
 // xargs, ssh, pct exec...) are not here: wrappers.ts looks through them and
 // the command they run must match a shape of its own.
+import { SYSTEMCTL_READ_VERBS } from "./rules-system.js";
 import type { Shape } from "./shape-match.js";
 import type { Word } from "./shell-words.js";
 
@@ -264,28 +265,7 @@ const systemctlRead: Shape = { why: "prints unit state", opts: systemctlOpts };
 const systemctl: Shape = {
   why: "systemctl's inspection verbs; -H/--host and -M are not listed",
   opts: systemctlOpts,
-  sub: Object.fromEntries(
-    [
-      "",
-      "status",
-      "show",
-      "is-active",
-      "is-enabled",
-      "is-failed",
-      "is-system-running",
-      "list-units",
-      "list-unit-files",
-      "list-timers",
-      "list-sockets",
-      "list-dependencies",
-      "list-jobs",
-      "list-machines",
-      "cat",
-      "get-default",
-      "show-environment",
-      "help",
-    ].map((v) => [v, systemctlRead]),
-  ),
+  sub: Object.fromEntries(["", ...SYSTEMCTL_READ_VERBS].map((v) => [v, systemctlRead])),
 };
 
 const pct: Shape = {

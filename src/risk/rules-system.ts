@@ -3,6 +3,27 @@
 // sysctl, ip...).
 import { afterOptions, bySubcommand, cm, de, has, positional, type Rule, ro } from "./rule-kit.js";
 
+/** systemctl's verbs that only print (read-only-shapes.ts allows the same list, plus no verb at all). */
+export const SYSTEMCTL_READ_VERBS: readonly string[] = [
+  "status",
+  "show",
+  "is-active",
+  "is-enabled",
+  "is-failed",
+  "is-system-running",
+  "list-units",
+  "list-unit-files",
+  "list-timers",
+  "list-sockets",
+  "list-dependencies",
+  "list-jobs",
+  "list-machines",
+  "cat",
+  "help",
+  "get-default",
+  "show-environment",
+];
+
 /** systemctl's options that take a value: skipped to find the verb (rules-power.ts reads the same list). */
 export const SYSTEMCTL_VALUE_OPTIONS = [
   "-t",
@@ -122,27 +143,7 @@ export function registerSystemRules(rules: Map<string, Rule>): void {
   rules.set("systemctl", (args) => {
     const rest = afterOptions(args, SYSTEMCTL_VALUE_OPTIONS);
     const sub = rest[0]?.text ?? "list-units";
-    if (
-      [
-        "status",
-        "show",
-        "is-active",
-        "is-enabled",
-        "is-failed",
-        "is-system-running",
-        "list-units",
-        "list-unit-files",
-        "list-timers",
-        "list-sockets",
-        "list-dependencies",
-        "list-jobs",
-        "cat",
-        "help",
-        "get-default",
-        "show-environment",
-      ].includes(sub)
-    )
-      return ro();
+    if (SYSTEMCTL_READ_VERBS.includes(sub)) return ro();
     if (["poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "rescue", "emergency", "soft-reboot"].includes(sub))
       return de(`\`systemctl ${sub}\` takes the host down`);
     if (sub === "isolate") return de("`systemctl isolate` can stop every service on the host");
