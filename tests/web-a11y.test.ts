@@ -267,3 +267,26 @@ describe("accessibility (axe-core)", () => {
     }
   }
 });
+
+describe("the theme toggle", () => {
+  it("overrides the system's choice both ways, with no contrast violation either way", async () => {
+    browser = await openBrowser();
+    const { page } = browser;
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.emulateMedia({ colorScheme: "light" });
+    await page.goto(api.url);
+    await page.waitForSelector("input[name=username]");
+    expect(await background()).toBe("rgb(246, 247, 249)");
+    await page.click(".theme-toggle");
+    expect(await page.getAttribute("html", "data-theme")).toBe("dark");
+    expect(await background()).toBe("rgb(16, 19, 23)");
+    expect(await violations(page)).toEqual([]);
+    // The system turning dark changes nothing while a theme is picked; picking light holds against it.
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await background()).toBe("rgb(16, 19, 23)");
+    await page.click(".theme-toggle");
+    expect(await page.getAttribute("html", "data-theme")).toBe("light");
+    expect(await background()).toBe("rgb(246, 247, 249)");
+    expect(await violations(page)).toEqual([]);
+  });
+});
