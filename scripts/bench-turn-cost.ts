@@ -107,12 +107,12 @@ try {
     await new Promise((r) => setTimeout(r, 1100)); // backends flush their counters at most once a second
     const c1 = await commits();
     console.log(
-      `| ${name} | ${ms.length} | ${((cpu.user + cpu.system) / 1000 / ms.length).toFixed(2)} | ${(writes / ms.length).toFixed(1)} | ` +
+      `| ${name} | ${ms.length} | ${((cpu.user + cpu.system) / 1000 / ms.length).toFixed(2)} (${(cpu.user / 1000 / ms.length).toFixed(2)} user) | ${(writes / ms.length).toFixed(1)} | ` +
         `${((c1 - c0 - 2) / ms.length).toFixed(1)} | ${percentile(ms, 50).toFixed(2)} / ${percentile(ms, 99).toFixed(2)} | ${loadBefore} → ${load()} |`,
     );
   };
   console.log(
-    "| phase | turns | CPU per turn (ms) | DB socket writes per turn | DB commits per turn | chatWith → end p50 / p99 (ms) | load |",
+    "| phase | turns | CPU per turn, ms (user) | DB socket writes per turn | DB commits per turn | chatWith → end p50 / p99 (ms) | load |",
   );
   console.log("|---|---|---|---|---|---|---|");
   const session = prof ? new Session() : undefined;
