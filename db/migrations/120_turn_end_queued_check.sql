@@ -12,8 +12,8 @@
 -- unique index turns_one_running_per_session) committed its turn before
 -- that UPDATE, so the check sees it, even when the statement's own
 -- snapshot, taken before, does not. A claim that came after the UPDATE
--- waited on the row lock and then ran itself. Either way the queue is
--- never left to the sweep.
+-- waits on the unique index for the ending transaction and then succeeds.
+-- Either way the queue is never left to the sweep.
 CREATE FUNCTION turns_queued_now(p_session uuid) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN

@@ -1,4 +1,4 @@
-// The turns table's queries: queue, claim, renew, finish. The only module
+// The turns table's queries: queue, claim, renew, end. The only module
 // that changes turns.status; every change is one conditional UPDATE.
 //
 //   queued -> running -> completed | failed | aborted | interrupted

@@ -10,6 +10,10 @@
 //   meanwhile stays queued; when the running turn ends, its process claims
 //   the queue, coalescing everything queued into one turn. Nothing is
 //   dropped: a sweep claims queued work whose session has no running turn.
+// - A turn ends in one statement with its last writes (turn-store.ts
+//   turnEnd: the last model call's usage, its reply, the text not yet
+//   stored, the end), which also says whether work is queued; the queue is
+//   claimed again only then or when work was queued here meanwhile.
 // - A turn cut off by a database outage is resumed once, by a continuation
 //   that tells the agent why (resume.ts).
 // - Assent is read only here, only from the operator's own text (never from
