@@ -32,7 +32,7 @@ import { planResume } from "../assent/plan-resume.js";
 import { assentParse } from "../assent/vocabulary.js";
 import type { CarriedNotes } from "../continuation/carry.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
-import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
+import { isDbUnavailable, isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import type { Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import { DomainError } from "../errors/domain-error.js";
@@ -421,7 +421,7 @@ export class Turns {
           },
         );
       ended = await finish(true).catch((err: unknown) => {
-        if (events.length === 0) throw err;
+        if (events.length === 0 || isDbUnavailable(err)) throw err;
         log.error({ err }, "could not store the turn's last events");
         return finish(false);
       });
