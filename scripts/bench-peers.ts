@@ -22,10 +22,8 @@
 //   BENCH_EVENTS=1000 BENCH_ROUNDS=2 BENCH_RATES=50,100,... override
 //
 // Prints Markdown tables for docs/benchmarks.md, with the load average.
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
-import { createInterface } from "node:readline";
 import { Logger as GraphileLogger, type Runner, run as runGraphile } from "graphile-worker";
 import postgres from "postgres";
 import { startAgent } from "../src/agent/start-agent.js";
@@ -44,6 +42,7 @@ import { historyLoad } from "../src/turns/history.js";
 import { messageAppend } from "../src/turns/messages.js";
 import { turnClaimNext, turnFinish } from "../src/turns/turn-store.js";
 import { startPostgresSource, withDatabase } from "../tests/helpers/postgres-source.js";
+import { type InstantModel, startInstantModel } from "./lib/instant-model-process.js";
 import { percentile } from "./lib/stats.js";
 
 const quick = process.argv.includes("--quick");
@@ -243,37 +242,6 @@ async function runningExecutions(db: Db, sessions: string[], n: number): Promise
   await db.sql`VACUUM ANALYZE executions`;
   await db.sql`VACUUM ANALYZE nomos_plan_executions`;
   return ids;
-}
-
-interface InstantModel {
-  url: string;
-  onRequest(cb: (t: number, ids: string[]) => void): void;
-  stop(): void;
-}
-
-async function startInstantModel(): Promise<InstantModel> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", new URL("./lib/instant-model.ts", import.meta.url).pathname], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  let cb: (t: number, ids: string[]) => void = () => {};
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`the instant model double exited (${code})`)));
-    lines.once("line", resolve);
-  });
-  lines.on("line", (line) => {
-    const [t, ...ids] = line.split(" ").filter((x) => x !== "");
-    cb(Number(t), ids);
-  });
-  return {
-    url,
-    onRequest: (f) => {
-      cb = f;
-    },
-    stop: () => {
-      child.stdin?.end();
-    },
-  };
 }
 
 async function nomosMode(

@@ -20,7 +20,9 @@
 //   tool_use already persisted is answered, so the next turn replays cleanly.
 // - Every model call's usage is stored (usage/model-calls.ts) against the
 //   plan of the window open at the time, in one statement that also sums
-//   the window's tokens when a budget is set; when the window's token budget
+//   the window's tokens when a budget is set (the turn's last call, with no
+//   budget set, is stored with its reply by the statement that ends the
+//   turn: AgentTurnOutcome.last); when the window's token budget
 //   (NOMOS_WINDOW_TOKEN_BUDGET) is spent, the window closes with reason
 //   'budget' (assent/window-budget.ts) and the turn ends after this call:
 //   its tool calls are answered "not run", never run.
@@ -33,7 +35,7 @@ import type { Logger } from "../log/logger.js";
 import { historyLoad } from "../turns/history.js";
 import { messageAppend } from "../turns/messages.js";
 import type { AgentTurnContext, AgentTurnOutcome } from "../turns/run-turn.js";
-import { modelCallRecordInWindow } from "../usage/model-calls.js";
+import { type ModelCallInput, modelCallRecordInWindow } from "../usage/model-calls.js";
 import type { ModelPrices } from "../usage/pricing.js";
 import { contextFit, historyTrim } from "./context-trim.js";
 import { toolRun } from "./tool-runner.js";
@@ -143,15 +145,22 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       clearTimeout(idle);
       ctx.signal.removeEventListener("abort", onStop);
     }
-    const usage = await modelCallRecordInWindow(deps.db, {
+    const modelCall: ModelCallInput = {
       sessionId: ctx.sessionId,
       turnId: ctx.turnId,
       model: deps.model,
       usage: reply.usage,
       ...(deps.prices ? { prices: deps.prices } : {}),
-      actor,
-      windowUsage: Boolean(deps.windowTokenBudget),
-    });
+    };
+    const content = storable(reply.content);
+    if (!deps.windowTokenBudget && !content.some((b) => b.type === "tool_use")) {
+      // The turn's last model call: its usage and reply are stored by the
+      // statement that ends the turn (turns/turn-store.ts turnEnd), one
+      // round trip instead of three. With a token budget the usage is
+      // stored first, below, since the window may have to close for it.
+      return { status: "completed", iterations, last: { actor, usage: modelCall, reply: content } };
+    }
+    const usage = await modelCallRecordInWindow(deps.db, { ...modelCall, actor, windowUsage: Boolean(deps.windowTokenBudget) });
     const budget = await assentWindowBudgetEnforce(deps.db, {
       sessionId: ctx.sessionId,
       budget: deps.windowTokenBudget,
@@ -160,7 +169,6 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       actor,
       by: "system:budget",
     });
-    const content = storable(reply.content);
     if (content.length === 0) return { status: "completed", iterations };
     await persist("assistant", content);
     messages.push({ role: "assistant", content });

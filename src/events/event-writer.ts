@@ -1,8 +1,9 @@
 // Writes one turn's events as they happen, without a row and a NOTIFY per
 // token: consecutive text_delta events are coalesced into one row, flushed
 // every flushMs or as soon as any other event arrives (so order is kept:
-// text streamed before a tool_use is stored before it). Invariant: after
-// flush() resolves, every event emitted before it is stored and notified.
+// text streamed before a tool_use is stored before it), or handed to the
+// turn's last statement (takeRest). Invariant: after flush() resolves,
+// every event emitted before it is stored and notified.
 // Payloads are typed by events/contract.ts.
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
@@ -39,6 +40,16 @@ export class EventWriter {
 
   flush(): Promise<void> {
     return this.enqueue(this.takeText());
+  }
+
+  /**
+   * The turn's end: waits until everything already on its way is stored and
+   * hands back the text not stored yet, for the caller to store in its own
+   * last statement (turns/turn-store.ts turnEnd) instead of one of its own.
+   */
+  async takeRest(): Promise<NewSessionEvent[]> {
+    await this.chain;
+    return this.takeText();
   }
 
   private takeText(): NewSessionEvent[] {

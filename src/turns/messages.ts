@@ -5,11 +5,28 @@
 // a `message` event in the same statement. The one exception to "exactly":
 // a NUL or lone surrogate the model sent is stored as U+FFFD (db/storable.ts),
 // since PostgreSQL's jsonb cannot hold it and refusing would lose the reply.
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Database, Message, MessageKind } from "../db/schema.js";
 import { storableDeep } from "../db/storable.js";
 import { SESSION_EVENTS_CHANNEL } from "../events/session-events.js";
 import { messageViewSql } from "../sessions/message-view.js";
+
+/**
+ * The row as an INSERT ... RETURNING * to embed as a CTE in a caller's
+ * statement (the turn's last one, turn-store.ts turnEnd), which announces
+ * it with its `message` event (messageViewSql) and sets the audit actor.
+ */
+export function messageInsertSql(p: {
+  sessionId: string;
+  turnId: string | null;
+  kind: MessageKind;
+  content: unknown[];
+}): RawBuilder<unknown> {
+  return sql`
+      INSERT INTO messages (session_id, turn_id, kind, content)
+      VALUES (${p.sessionId}::uuid, ${p.turnId}::uuid, ${p.kind}, ${storableDeep(p.content)}::jsonb)
+      RETURNING *`;
+}
 
 /**
  * Appends a row and its `message` event (with the stream's NOTIFY) in ONE

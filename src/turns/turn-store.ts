@@ -1,4 +1,4 @@
-// The turns table's queries: queue, claim, renew, finish. The only module
+// The turns table's queries: queue, claim, renew, end. The only module
 // that changes turns.status; every change is one conditional UPDATE.
 //
 //   queued -> running -> completed | failed | aborted | interrupted
@@ -17,8 +17,12 @@
 import { type Kysely, sql } from "kysely";
 import { isPgError } from "../db/pg-errors.js";
 import type { Database, Turn, TurnKind, TurnStatus } from "../db/schema.js";
+import { storableDeep } from "../db/storable.js";
 import { withActor } from "../db/with-actor.js";
-import { SESSION_EVENTS_CHANNEL, sessionEventsAppend } from "../events/session-events.js";
+import { type NewSessionEvent, SESSION_EVENTS_CHANNEL, sessionEventsAppend } from "../events/session-events.js";
+import { messageViewSql } from "../sessions/message-view.js";
+import { type ModelCallInput, modelCallInsertSql } from "../usage/model-calls.js";
+import { messageInsertSql } from "./messages.js";
 
 export const TURN_LEASE_SECONDS = 120;
 
@@ -146,42 +150,91 @@ export async function turnRenewLease(db: Kysely<Database>, p: { turnId: string; 
   return result.rows.length > 0;
 }
 
+export type TurnEndStatus = Exclude<TurnStatus, "queued" | "running" | "cancelled">;
+
+/** A turn's end: turnEnd without the writes that come with it. */
 export async function turnFinish(
+  db: Kysely<Database>,
+  p: { turnId: string; sessionId: string; status: TurnEndStatus; iterations: number; error?: string | null; actor: string },
+): Promise<Turn | undefined> {
+  return (await turnEnd(db, p)).turn;
+}
+
+/**
+ * Ends a running turn in ONE statement with the turn's last writes (issue
+ * 20, round 3): the events its writer had not stored yet (text), the model
+ * call's usage row and the final reply with its `message` event, then
+ * turn_finished, all with one NOTIFY of the session's streams. Events are
+ * stored in that order (one INSERT, ordered). The usage row, the reply and
+ * the events are stored even when the turn is no longer running (it was
+ * declared lost), as they were when each had a statement of its own; only
+ * the end and turn_finished need it running.
+ *
+ * `queuedAfter`: whether the session has queued work, read after the end
+ * left 'running' with a snapshot of its own (turns_queued_now, migration
+ * 120), so a caller that is not told of work queued in its own process
+ * need not claim (see the migration for why nothing queued elsewhere is
+ * missed). The audit actor is the caller's: the agent's when its reply
+ * comes with the end, the turns machinery's otherwise.
+ */
+export async function turnEnd(
   db: Kysely<Database>,
   p: {
     turnId: string;
     sessionId: string;
-    status: Exclude<TurnStatus, "queued" | "running" | "cancelled">;
+    status: TurnEndStatus;
     iterations: number;
     error?: string | null;
     actor: string;
+    /** Events of this turn to store before the end (the writer's rest: EventWriter.takeRest). */
+    events?: NewSessionEvent[];
+    /** The model call's usage row (usage/model-calls.ts modelCallInsertSql). */
+    usage?: ModelCallInput;
+    /** The final reply, stored as the turn's assistant message. */
+    reply?: unknown[];
   },
-): Promise<Turn | undefined> {
-  if (!/^[a-z]+:\S{1,200}$/.test(p.actor)) throw new Error(`turnFinish: actor must read "<kind>:<name>", got "${p.actor}"`);
-  // One statement: the end, its turn_finished event and the stream's NOTIFY.
-  const result = await sql<Turn>`
+): Promise<{ turn: Turn | undefined; queuedAfter: boolean }> {
+  if (!/^[a-z]+:\S{1,200}$/.test(p.actor)) throw new Error(`turnEnd: actor must read "<kind>:<name>", got "${p.actor}"`);
+  const events = (p.events ?? []).map((e, i) => ({ ord: i, type: e.type, data: storableDeep(e.data) }));
+  const usage = p.usage ? modelCallInsertSql(p.usage) : sql`SELECT NULL::bigint AS id WHERE false`;
+  const reply =
+    p.reply && p.reply.length > 0
+      ? messageInsertSql({ sessionId: p.sessionId, turnId: p.turnId, kind: "assistant", content: p.reply })
+      : sql`SELECT * FROM messages WHERE false`;
+  const result = await sql<Turn & { queued_after: boolean | null }>`
     WITH actor AS (
       SELECT set_config('nomos.actor', ${p.actor}, true) AS actor
     ), done AS (
       UPDATE turns t
          SET status = ${p.status}, iterations = ${p.iterations}, error = ${p.error ?? null}::text,
              finished_at = clock_timestamp(), lease_expires_at = NULL
-        FROM actor
        WHERE t.id = ${p.turnId} AND t.status = 'running'
       RETURNING t.*
+    ), call AS (${usage}
+    ), msg AS (${reply}
     ), event AS (
       INSERT INTO session_events (session_id, turn_id, type, data)
-      SELECT ${p.sessionId}::uuid, done.id, 'turn_finished',
-             jsonb_strip_nulls(jsonb_build_object('turnId', done.id::text, 'status', done.status, 'error', done.error))
-        FROM done
+      SELECT ${p.sessionId}::uuid, e.turn_id, e.type, e.data
+        FROM (SELECT 0 AS grp, x.ord, ${p.turnId}::uuid AS turn_id, x.type, x.data
+                FROM jsonb_to_recordset(${JSON.stringify(events)}::text::jsonb) AS x(ord integer, type text, data jsonb)
+              UNION ALL
+              SELECT 1, 0, msg.turn_id, 'message', jsonb_build_object('message', ${messageViewSql("msg")}) FROM msg
+              UNION ALL
+              SELECT 2, 0, done.id, 'turn_finished',
+                     jsonb_strip_nulls(jsonb_build_object('turnId', done.id::text, 'status', done.status, 'error', done.error))
+                FROM done) e
+       ORDER BY e.grp, e.ord
       RETURNING session_id
     )
-    SELECT done.*, (SELECT pg_notify(${SESSION_EVENTS_CHANNEL}, session_id::text) FROM event) AS notified
-      FROM done`.execute(db);
-  const row = result.rows[0] as (Turn & { notified?: unknown }) | undefined;
-  if (!row) return undefined;
-  const { notified: _n, ...turn } = row;
-  return turn as Turn;
+    SELECT d.*, turns_queued_now(d.session_id) AS queued_after,
+           (SELECT pg_notify(${SESSION_EVENTS_CHANNEL}, ${p.sessionId}::text) WHERE EXISTS (SELECT 1 FROM event)) AS notified,
+           (SELECT count(*) FROM call) AS calls,
+           (SELECT actor FROM actor) AS actor
+      FROM (SELECT 1) one LEFT JOIN done d ON true`.execute(db);
+  const row = result.rows[0] as (Turn & { queued_after: boolean | null; notified?: unknown; calls?: unknown; actor?: unknown }) | undefined;
+  if (!row || row.id === null) return { turn: undefined, queuedAfter: false };
+  const { queued_after, notified: _n, calls: _c, actor: _a, ...turn } = row;
+  return { turn: turn as Turn, queuedAfter: queued_after === true };
 }
 
 /** Running turns whose process stopped renewing their lease: marked interrupted, so their sessions can run again. */

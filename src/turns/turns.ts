@@ -10,6 +10,10 @@
 //   meanwhile stays queued; when the running turn ends, its process claims
 //   the queue, coalescing everything queued into one turn. Nothing is
 //   dropped: a sweep claims queued work whose session has no running turn.
+// - A turn ends in one statement with its last writes (turn-store.ts
+//   turnEnd: the last model call's usage, its reply, the text not yet
+//   stored, the end), which also says whether work is queued; the queue is
+//   claimed again only then or when work was queued here meanwhile.
 // - A turn cut off by a database outage is resumed once, by a continuation
 //   that tells the agent why (resume.ts).
 // - Assent is read only here, only from the operator's own text (never from
@@ -28,7 +32,7 @@ import { planResume } from "../assent/plan-resume.js";
 import { assentParse } from "../assent/vocabulary.js";
 import type { CarriedNotes } from "../continuation/carry.js";
 import { planExecutionsMarkDelivered } from "../continuation/ledger.js";
-import { isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
+import { isDbUnavailable, isPgError, retryWhileDbUnavailable, toError } from "../db/pg-errors.js";
 import type { Database } from "../db/schema.js";
 import { withActor } from "../db/with-actor.js";
 import { DomainError } from "../errors/domain-error.js";
@@ -43,7 +47,7 @@ import { type SessionStopped, sessionStop } from "./session-stop.js";
 import {
   TURN_LEASE_SECONDS,
   turnClaimNext,
-  turnFinish,
+  turnEnd,
   turnQueue,
   turnRenewLease,
   turnsInterruptExpired,
@@ -330,14 +334,18 @@ export class Turns {
         entry.turnId = claimed.turn.id;
         entry.controller = new AbortController();
         const reason = (claimed.turn.input as { reason?: string } | null)?.reason;
-        await this.runOne(sessionId, claimed.turn.id, reason, entry.controller.signal);
+        const more = await this.runOne(sessionId, claimed.turn.id, reason, entry.controller.signal);
+        // Claim again only when there is something to claim: work queued
+        // here meanwhile (poked) or anywhere before the turn's end (more).
+        if (!more && !entry.poked) return;
       }
     } catch (err) {
       this.deps.log.error({ err, sessionId }, "turn scheduling failed; the sweep will retry");
     }
   }
 
-  private async runOne(sessionId: string, turnId: string, reason: string | undefined, signal: AbortSignal): Promise<void> {
+  /** Runs one claimed turn to its end; resolves with whether the session has work queued after it. */
+  private async runOne(sessionId: string, turnId: string, reason: string | undefined, signal: AbortSignal): Promise<boolean> {
     const log = this.deps.log.child({ sessionId, turnId });
     const writer = new EventWriter(this.deps.db, sessionId, turnId, this.deps.flushMs);
     // The heartbeat keeps the lease while a long step runs; a turn whose lease
@@ -356,6 +364,14 @@ export class Turns {
     heartbeat.unref();
     let outcome: AgentTurnOutcome;
     let resume = false;
+    /** The turn failed with err: its outcome, and its turn_failed event's data. */
+    const crashed = (err: unknown, iterations: number) => {
+      const error = toError(err);
+      log.error({ err: error }, "turn crashed");
+      outcome = { status: signal.aborted ? "aborted" : "failed", iterations, error: error.message };
+      resume = shouldResume({ err, aborted: signal.aborted, reason });
+      return { message: `the turn failed: ${error.message}` };
+    };
     try {
       outcome = await this.deps.runTurn({
         sessionId,
@@ -367,38 +383,56 @@ export class Turns {
         },
       });
     } catch (err) {
-      const error = toError(err);
-      log.error({ err: error }, "turn crashed");
-      outcome = { status: signal.aborted ? "aborted" : "failed", iterations: 0, error: error.message };
-      resume = shouldResume({ err, aborted: signal.aborted, reason });
-      await writer.emit("turn_failed", { message: `the turn failed: ${error.message}` }).catch(() => {});
+      await writer.emit("turn_failed", crashed(err, 0)).catch(() => {});
     }
     clearInterval(heartbeat);
-    await writer.flush().catch((err: unknown) => log.error({ err }, "could not store the turn's last events"));
-    const status = outcome.status === "aborted" && this.stopped ? "interrupted" : outcome.status;
-    // A database restart must not leave the turn running (and its session
-    // blocked) until the lease runs out: the end is retried meanwhile.
-    await retryWhileDbUnavailable(
-      () =>
-        turnFinish(this.deps.db, {
-          turnId,
-          sessionId,
-          status,
-          iterations: outcome.iterations,
-          error: outcome.error ?? null,
-          actor: `system:${this.owner}`,
-        }),
-      {
-        forMs: (TURN_LEASE_SECONDS * 1000) / 2,
-        onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "could not record the turn's end yet; retrying"),
-      },
-    );
-    log.info({ status, iterations: outcome.iterations }, "turn finished");
-    if (resume && !this.stopped) await this.resume(sessionId, outcome.error ?? "", log);
+    const end = { turnId, sessionId, iterations: outcome!.iterations, actor: `system:${this.owner}` };
+    let ended: { queuedAfter: boolean } | undefined;
+    const events = await writer.takeRest();
+    const last = outcome!.last;
+    if (last) {
+      // The common end: the turn's last reply, its usage, the text not yet
+      // stored and the end, in one statement under the agent's name. If it
+      // fails, the turn ends failed, as when the reply's own write failed.
+      try {
+        ended = await turnEnd(this.deps.db, {
+          ...end,
+          status: "completed",
+          actor: last.actor,
+          events,
+          usage: last.usage,
+          reply: last.reply,
+        });
+      } catch (err) {
+        events.push({ sessionId, turnId, type: "turn_failed", data: crashed(err, outcome!.iterations) });
+      }
+    }
+    if (!ended) {
+      const status = outcome!.status === "aborted" && this.stopped ? "interrupted" : outcome!.status;
+      // A database restart must not leave the turn running (and its session
+      // blocked) until the lease runs out: the end is retried meanwhile. Its
+      // last events go with it; if they are what fails, the end goes alone.
+      const finish = (withEvents: boolean) =>
+        retryWhileDbUnavailable(
+          () => turnEnd(this.deps.db, { ...end, status, error: outcome.error ?? null, ...(withEvents ? { events } : {}) }),
+          {
+            forMs: (TURN_LEASE_SECONDS * 1000) / 2,
+            onRetry: (err, attempt) => log.warn({ err: (err as Error).message, attempt }, "could not record the turn's end yet; retrying"),
+          },
+        );
+      ended = await finish(true).catch((err: unknown) => {
+        if (events.length === 0 || isDbUnavailable(err)) throw err;
+        log.error({ err }, "could not store the turn's last events");
+        return finish(false);
+      });
+    }
+    log.info({ status: outcome!.status, iterations: outcome!.iterations }, "turn finished");
+    if (resume && !this.stopped) return (await this.resume(sessionId, outcome!.error ?? "", log)) || ended.queuedAfter;
+    return ended.queuedAfter;
   }
 
   /** Queues the continuation that resumes a turn cut off by a database outage (resume.ts). */
-  private async resume(sessionId: string, error: string, log: Logger): Promise<void> {
+  private async resume(sessionId: string, error: string, log: Logger): Promise<boolean> {
     try {
       await retryWhileDbUnavailable(
         () =>
@@ -412,8 +446,10 @@ export class Turns {
         { forMs: (TURN_LEASE_SECONDS * 1000) / 2 },
       );
       log.warn({ error }, "turn cut off by a database outage; resuming it");
+      return true;
     } catch (err) {
       log.error({ err }, "could not queue the resume of a turn cut off by a database outage; the session waits for the operator");
+      return false;
     }
   }
 }

@@ -4,7 +4,7 @@
 // model_calls; rows are only inserted. Sums are read here too, so "a
 // session's usage", "a plan's usage" and "the tokens since the window
 // opened" (the budget, assent/window-budget.ts) are one definition each.
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Database } from "../db/schema.js";
 import type { UsageView } from "../events/contract.js";
 import { costUsd, type ModelPrices, priceOf } from "./pricing.js";
@@ -18,6 +18,43 @@ export interface ReportedUsage {
 }
 
 const count = (n: number | null | undefined) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+
+/** One model call as the agent loop reports it. */
+export interface ModelCallInput {
+  sessionId: string;
+  turnId: string | null;
+  model: string;
+  usage: ReportedUsage;
+  prices?: ModelPrices;
+}
+
+function callTokens(p: ModelCallInput) {
+  const tokens = {
+    inputTokens: count(p.usage.input_tokens),
+    outputTokens: count(p.usage.output_tokens),
+    cacheReadTokens: count(p.usage.cache_read_input_tokens),
+    cacheWriteTokens: count(p.usage.cache_creation_input_tokens),
+  };
+  return { tokens, cost: costUsd(priceOf(p.model, p.prices), tokens) };
+}
+
+/**
+ * The row of one model call as an INSERT to embed as a CTE in a caller's
+ * statement (the turn's last one, turns/turn-store.ts turnEnd): against the
+ * plan of the session's open window, as modelCallRecordInWindow stores it.
+ * The caller's statement sets the audit actor.
+ */
+export function modelCallInsertSql(p: ModelCallInput): RawBuilder<unknown> {
+  const { tokens, cost } = callTokens(p);
+  return sql`
+      INSERT INTO model_calls (session_id, turn_id, plan_id, model, input_tokens, output_tokens,
+                               cache_read_tokens, cache_write_tokens, cost_usd)
+      SELECT ${p.sessionId}::uuid, ${p.turnId}::uuid,
+             (SELECT w.plan_id FROM assent_windows w
+               WHERE w.session_id = ${p.sessionId} AND w.closed_at IS NULL AND w.expires_at > now()),
+             ${p.model}, ${tokens.inputTokens}, ${tokens.outputTokens}, ${tokens.cacheReadTokens}, ${tokens.cacheWriteTokens}, ${cost}
+      RETURNING id`;
+}
 
 export async function modelCallRecord(
   db: Kysely<Database>,
@@ -66,13 +103,7 @@ export async function modelCallRecordInWindow(
     windowUsage: boolean;
   },
 ): Promise<{ windowOpen: boolean; used: number }> {
-  const tokens = {
-    inputTokens: count(p.usage.input_tokens),
-    outputTokens: count(p.usage.output_tokens),
-    cacheReadTokens: count(p.usage.cache_read_input_tokens),
-    cacheWriteTokens: count(p.usage.cache_creation_input_tokens),
-  };
-  const cost = costUsd(priceOf(p.model, p.prices), tokens);
+  const { tokens, cost } = callTokens(p);
   const mine = tokens.inputTokens + tokens.outputTokens + tokens.cacheReadTokens + tokens.cacheWriteTokens;
   // The sum reads the statement's snapshot, which does not hold the row
   // the statement inserts: this call's tokens are added to it.
