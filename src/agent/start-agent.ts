@@ -15,7 +15,6 @@ import type { ExecutionsPort } from "../executions/executions-port.js";
 import type { Logger } from "../log/logger.js";
 import { Turns, type TurnsDeps } from "../turns/turns.js";
 import { type AgentDeps, agentTurn } from "./loop.js";
-import { modelFetch } from "./model-fetch.js";
 import { soulText } from "./soul.js";
 
 export interface StartedAgent {
@@ -55,8 +54,6 @@ export async function startAgent(p: {
           // Nomos registers no OpenTelemetry tracer, so the SDK's spans never
           // record; building them cost ~0.3 ms of CPU per model call (issue 20).
           openTelemetry: false,
-          // node:http(s) under the SDK instead of the global fetch (model-fetch.ts).
-          fetch: modelFetch(),
         })
       : undefined;
   const approvalDeps: ApprovalDeps = {
