@@ -39,8 +39,9 @@ CREATE TABLE message_counts (
 );
 
 -- No writer may slip between the backfill and the triggers: inserts wait
--- for this migration's commit (reads go on).
-LOCK TABLE messages IN SHARE MODE;
+-- for this migration's commit (reads go on). The mode CREATE TRIGGER takes
+-- anyway, taken first, so the lock is never upgraded while writers queue.
+LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE;
 
 INSERT INTO message_counts (session_id, n)
 SELECT session_id, count(*) FROM messages GROUP BY session_id;
