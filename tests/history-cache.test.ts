@@ -2,8 +2,7 @@
 // of the transcript returns at the same moment, rows and assembled params:
 // new rows, rows of a queued turn once it runs (re-pointed by coalescing),
 // and a row that commits after a higher id was already read; also under
-// concurrent writers and readers (a property test). And message_counts
-// (migration 130), which proves the last, counts every row.
+// concurrent writers and readers (a property test).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Db } from "../src/db/connect.js";
@@ -161,40 +160,5 @@ describe("the history cache", () => {
       }),
       { numRuns: 25 },
     );
-  });
-});
-
-describe("message_counts", () => {
-  it("counts every session's rows, however they are written, and forbids moving a row to another session", async () => {
-    const db = t.db;
-    const a = await makeSession(db.kysely);
-    const b = await makeSession(db.kysely);
-    const counts = async () =>
-      Object.fromEntries(
-        (
-          await db.sql<
-            { session_id: string; n: string }[]
-          >`SELECT session_id, n::text FROM message_counts WHERE session_id IN (${a.id}, ${b.id})`
-        ).map((r) => [r.session_id, Number(r.n)]),
-      );
-    await db.sql`INSERT INTO messages (session_id, kind, content)
-                 SELECT s, 'system_note', '[]'::jsonb FROM unnest(${[a.id, a.id, b.id]}::uuid[]) s`;
-    expect(await counts()).toEqual({ [a.id]: 2, [b.id]: 1 });
-    await messageAppend(db.kysely, { sessionId: b.id, turnId: null, kind: "system_note", content: text("x") });
-    await expect(
-      db.kysely.transaction().execute(async (tx) => {
-        await messageAppend(tx, { sessionId: b.id, turnId: null, kind: "system_note", content: text("rolled back") });
-        throw new Error("roll back");
-      }),
-    ).rejects.toThrow("roll back");
-    const rows = await db.sql<{ session_id: string; n: string }[]>`SELECT session_id::text, count(*)::text AS n FROM messages
-                                                                   WHERE session_id IN (${a.id}, ${b.id}) GROUP BY session_id`;
-    expect(await counts()).toEqual(Object.fromEntries(rows.map((r) => [r.session_id, Number(r.n)])));
-    await expect(db.sql`UPDATE messages SET session_id = ${b.id} WHERE session_id = ${a.id}`).rejects.toThrow(/never changes/);
-    await db.sql`UPDATE messages SET turn_id = NULL WHERE session_id = ${a.id}`; // other columns move freely
-    await db.sql`DELETE FROM messages WHERE id = (SELECT min(id) FROM messages WHERE session_id = ${a.id})`;
-    expect((await counts())[a.id]).toBe(1);
-    await db.sql`DELETE FROM sessions WHERE id = ${a.id}`;
-    expect(await counts()).toEqual({ [b.id]: Number(rows.find((r) => r.session_id === b.id)!.n) });
   });
 });

@@ -14,7 +14,8 @@
 -- rows in `messages`, in every snapshot — the counter moves in the writing
 -- transaction, by a statement-level trigger over the statement's transition
 -- table (one upsert per statement and session, however many rows). A
--- session with no row may have no counter row (read as 0).
+-- session with no row may have no counter row (read as 0)
+-- (tests/message-counts.test.ts).
 --
 -- What it costs writers: the upsert locks the session's counter row until
 -- commit, so two transactions appending to ONE session's transcript commit
