@@ -396,8 +396,9 @@ async function notifyFloor(): Promise<Result> {
 
 /**
  * Turn setup against history length: one session per size with `size`
- * messages, then turns taken round-robin over the sessions (so a change of
- * the machine's load falls on every size alike), each: continuation queued,
+ * messages, then turns taken round-robin over the sessions, each round
+ * starting one further (so a change of the machine's load, or what the turn
+ * before leaves behind, falls on every size alike), each: continuation queued,
  * then timed — claimed, history loaded and assembled, the reply stored with
  * its event, the turn ended — without the model. The first WARM turns of
  * each session are left out of every figure, CPU included (the process's
@@ -428,7 +429,8 @@ async function turnSetup(sizes: number[], turns: number): Promise<SetupRow[]> {
     }
     await db.sql`VACUUM ANALYZE messages`;
     for (let i = 0; i < WARM + turns; i++) {
-      for (const r of rows) {
+      // Each round starts at the next session, so no size always follows the same one.
+      for (const r of rows.map((_, k) => rows[(k + i) % rows.length]!)) {
         const sessionId = r.sessionId;
         await turnQueueContinuation(db.kysely, {
           sessionId,
