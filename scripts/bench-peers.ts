@@ -20,6 +20,8 @@
 //   npm run bench:peers                 # the full run (~6–10 minutes)
 //   npm run bench:peers -- --quick      # a smoke run (~1–2 minutes)
 //   BENCH_EVENTS=1000 BENCH_ROUNDS=2 BENCH_RATES=50,100,... override
+//   npm run bench:peers -- --setup-only # turn setup at 10 / 1,000 / 10,000
+//                                       # messages (BENCH_SETUP_TURNS each)
 //
 // Prints Markdown tables for docs/benchmarks.md, with the load average.
 import { randomBytes } from "node:crypto";
@@ -361,11 +363,16 @@ async function notifyFloor(): Promise<Result> {
 }
 
 /**
- * Turn setup against history length: a session with `size` messages, then
- * per turn — continuation queued, claimed, history loaded and assembled,
- * the reply stored with its event, the turn ended — timed without the
- * model; and the history load alone.
+ * Turn setup against history length: one session per size with `size`
+ * messages, then turns taken round-robin over the sessions, each round
+ * starting one further (so a change of the machine's load, or what the turn
+ * before leaves behind, falls on every size alike), each: continuation queued,
+ * then timed — claimed, history loaded and assembled, the reply stored with
+ * its event, the turn ended — without the model. The first WARM turns of
+ * each session are left out of every figure, CPU included (the process's
+ * first read of a session is the whole transcript, once).
  */
+const WARM = 3;
 type SetupRow = { size: number; setup: number[]; load: number[]; claim: number[]; append: number[]; finish: number[]; cpu: number };
 async function turnSetup(sizes: number[], turns: number): Promise<SetupRow[]> {
   const url = await freshDatabase();
@@ -373,8 +380,8 @@ async function turnSetup(sizes: number[], turns: number): Promise<SetupRow[]> {
   await migrate(migrator.sql);
   await migrator.close();
   const db = connect(url, { max: 4, applicationName: "nomos" });
-  const out = [];
   try {
+    const rows: (SetupRow & { sessionId: string; cpuUs: number })[] = [];
     for (const size of sizes) {
       const [s] = await db.sql<{ id: string }[]>`INSERT INTO sessions (title) VALUES ('setup') RETURNING id`;
       const sessionId = s!.id;
@@ -386,12 +393,13 @@ async function turnSetup(sizes: number[], turns: number): Promise<SetupRow[]> {
         SELECT ${sessionId}, t.id, k.kind,
                jsonb_build_array(jsonb_build_object('type', 'text', 'text', k.kind || ' ' || repeat('lorem ipsum ', 16)))
           FROM t, (VALUES ('operator'), ('assistant')) k(kind)`;
-      await db.sql`VACUUM ANALYZE messages`;
-      const setup: number[] = [];
-      const load: number[] = [];
-      const steps = { claim: [] as number[], append: [] as number[], finish: [] as number[] };
-      const cpu0 = process.cpuUsage();
-      for (let i = 0; i < turns; i++) {
+      rows.push({ size, sessionId, setup: [], load: [], claim: [], append: [], finish: [], cpu: 0, cpuUs: 0 });
+    }
+    await db.sql`VACUUM ANALYZE messages`;
+    for (let i = 0; i < WARM + turns; i++) {
+      // Each round starts at the next session, so no size always follows the same one.
+      for (const r of rows.map((_, k) => rows[(k + i) % rows.length]!)) {
+        const sessionId = r.sessionId;
         await turnQueueContinuation(db.kysely, {
           sessionId,
           actor: "system:continuation",
@@ -399,6 +407,7 @@ async function turnSetup(sizes: number[], turns: number): Promise<SetupRow[]> {
           executionIds: [],
           reason: "executions",
         });
+        const cpu0 = process.cpuUsage();
         const t0 = performance.now();
         const claimed = await turnClaimNext(db.kysely, { sessionId, owner: "bench" });
         const t1 = performance.now();
@@ -414,27 +423,20 @@ async function turnSetup(sizes: number[], turns: number): Promise<SetupRow[]> {
         const t3 = performance.now();
         await turnFinish(db.kysely, { turnId: claimed!.turn.id, sessionId, status: "completed", iterations: 1, actor: "system:bench" });
         const t4 = performance.now();
-        setup.push(t4 - t0);
-        load.push(t2 - t1);
-        steps.claim.push(t1 - t0);
-        steps.append.push(t3 - t2);
-        steps.finish.push(t4 - t3);
+        const cpu = process.cpuUsage(cpu0);
+        if (i < WARM) continue;
+        r.setup.push(t4 - t0);
+        r.load.push(t2 - t1);
+        r.claim.push(t1 - t0);
+        r.append.push(t3 - t2);
+        r.finish.push(t4 - t3);
+        r.cpuUs += cpu.user + cpu.system;
       }
-      const cpu = process.cpuUsage(cpu0);
-      out.push({
-        size,
-        setup: setup.slice(3),
-        load: load.slice(3),
-        claim: steps.claim.slice(3),
-        append: steps.append.slice(3),
-        finish: steps.finish.slice(3),
-        cpu: (cpu.user + cpu.system) / 1000 / turns,
-      });
     }
+    return rows.map(({ sessionId: _s, cpuUs, ...r }) => ({ ...r, cpu: cpuUs / 1000 / turns }));
   } finally {
     await db.close();
   }
-  return out;
 }
 
 // ── the run ──────────────────────────────────────────────────────────────
@@ -487,7 +489,7 @@ if (process.argv.includes("--triggers")) {
 
 if (process.argv.includes("--setup-only")) {
   try {
-    const rows = await turnSetup([10, 1000, 10_000], quick ? 10 : 30);
+    const rows = await turnSetup([10, 1000, 10_000], Number(process.env.BENCH_SETUP_TURNS ?? (quick ? 10 : 30)));
     const med = (v: number[]) =>
       percentile(
         [...v].sort((a, b) => a - b),
@@ -501,6 +503,11 @@ if (process.argv.includes("--setup-only")) {
     for (const r of rows)
       console.log(
         `| ${r.size.toLocaleString("en")} | ${f(med(r.setup))} | ${f(med(r.claim))} | ${f(med(r.load))} | ${f(med(r.append))} | ${f(med(r.finish))} | ${f(r.cpu)} |`,
+      );
+    const first = rows[0]!;
+    for (const r of rows.slice(1))
+      console.log(
+        `| ${r.size.toLocaleString("en")} ÷ ${first.size.toLocaleString("en")} | ${ratio(med(r.setup), med(first.setup))} | ${ratio(med(r.claim), med(first.claim))} | ${ratio(med(r.load), med(first.load))} | ${ratio(med(r.append), med(first.append))} | ${ratio(med(r.finish), med(first.finish))} | ${ratio(r.cpu, first.cpu)} |`,
       );
   } finally {
     for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});

@@ -14,6 +14,7 @@ import { migrate } from "../src/db/migrate.js";
 import { migrateAsOwner, rolePowers } from "../src/db/service-role.js";
 import { withActor } from "../src/db/with-actor.js";
 import { createLogger } from "../src/log/logger.js";
+import { messageAppend } from "../src/turns/messages.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { withDatabase } from "./helpers/postgres-source.js";
 
@@ -65,6 +66,15 @@ describe("the service's role", () => {
       { actor: "operator:alice", operation: "UPDATE" },
     ]);
     await app.kysely.selectFrom("audit.timeline").selectAll().where("session_id", "=", s.id).execute();
+    // A transcript row moves the session's message_counts (migration 130's trigger runs as the writer).
+    await messageAppend(app.kysely, {
+      sessionId: s.id,
+      turnId: null,
+      kind: "system_note",
+      content: [{ type: "text", text: "hi" }],
+      actor: "operator:alice",
+    });
+    expect(await app.sql`SELECT n::int FROM message_counts WHERE session_id = ${s.id}`).toEqual([{ n: 1 }]);
     expect((await migrate(app.sql)).applied).toEqual([]);
   });
 
