@@ -151,7 +151,7 @@ describe("operator management", () => {
     expect(await demote.json()).toMatchObject({
       error: {
         code: "conflict",
-        message: "ada is the last admin: demoting them would leave Nomos without one; make another operator an admin first",
+        message: "Nomos needs an admin, and ada is the last one: make another operator an admin before demoting them",
       },
     });
     // Setting the role an admin already holds is no demotion.
@@ -163,7 +163,7 @@ describe("operator management", () => {
     const byScript = await byToken(`/api/operators/${adaId}`, { method: "DELETE" });
     expect(byScript.status).toBe(409);
     expect(await byScript.json()).toMatchObject({
-      error: { message: "ada is the last admin: removing them would leave Nomos without one; make another operator an admin first" },
+      error: { message: "Nomos needs an admin, and ada is the last one: make another operator an admin before removing them" },
     });
     expect((await list()).filter((o) => o.role === "admin").map((o) => o.username)).toEqual(["ada"]);
   });
@@ -211,14 +211,20 @@ describe("operator management", () => {
       .where("actor", "=", "operator:ada")
       .orderBy("id")
       .execute();
-    const vera = rows.find((r) => r.table_name === "operators" && r.operation === "INSERT" && (r.new_row as { username: string }).username === "vera");
+    const vera = rows.find(
+      (r) => r.table_name === "operators" && r.operation === "INSERT" && (r.new_row as { username: string }).username === "vera",
+    );
     expect(vera?.new_row).toMatchObject({ role: "viewer" });
     expect(JSON.stringify(vera?.new_row)).not.toContain("scrypt");
     const bea = await idOf("bea");
-    expect(rows.filter((r) => r.table_name === "operators" && r.operation === "UPDATE" && r.row_key === bea).length).toBeGreaterThanOrEqual(2);
+    expect(rows.filter((r) => r.table_name === "operators" && r.operation === "UPDATE" && r.row_key === bea).length).toBeGreaterThanOrEqual(
+      2,
+    );
     const gusDeleted = rows.find((r) => r.table_name === "operators" && r.operation === "DELETE");
     expect(gusDeleted?.old_row).toMatchObject({ username: "gus", role: "operator" });
     // The cascade's login rows went under the same actor.
-    expect(rows.some((r) => r.table_name === "operator_logins" && r.operation === "DELETE" && r.row_key === gusDeleted?.row_key)).toBe(true);
+    expect(rows.some((r) => r.table_name === "operator_logins" && r.operation === "DELETE" && r.row_key === gusDeleted?.row_key)).toBe(
+      true,
+    );
   });
 });

@@ -60,7 +60,7 @@ describe("the settings page's operators section", () => {
 
     // Demoting the last admin is refused, said why, and the select shows admin again.
     await page.getByLabel("Role of alice").selectOption("viewer");
-    await page.waitForSelector(".operators-settings > .form-error:has-text('alice is the last admin')");
+    await page.waitForSelector(".operators-settings > .form-error:has-text('Nomos needs an admin, and alice is the last one')");
     await page.waitForFunction(
       () => (document.querySelector("select[aria-label='Role of alice']") as HTMLSelectElement | null)?.value === "admin",
     );

@@ -77,7 +77,7 @@ async function refusal(tx: Tx, id: string, doing: "demoting" | "removing"): Prom
   if (!row) return new OperatorChangeRefused("not_found", "no such operator (removed already?)");
   return new OperatorChangeRefused(
     "last_admin",
-    `${row.username} is the last admin: ${doing} them would leave Nomos without one; make another operator an admin first`,
+    `Nomos needs an admin, and ${row.username} is the last one: make another operator an admin before ${doing} them`,
   );
 }
 
