@@ -114,7 +114,7 @@ export function OperatorSettings({ self }: { self: string }) {
           <tr>
             <th>Username</th>
             <th>Role</th>
-            <th>Added</th>
+            <th class="added">Added</th>
             <th>Last login</th>
             <th>
               <span class="sr-only">Remove</span>
@@ -149,7 +149,7 @@ export function OperatorSettings({ self }: { self: string }) {
                   <RoleOptions selected={o.role} />
                 </select>
               </td>
-              <td>{new Date(o.createdAt).toLocaleString()}</td>
+              <td class="added">{new Date(o.createdAt).toLocaleString()}</td>
               <td>{o.lastLoginAt ? new Date(o.lastLoginAt).toLocaleString() : "never"}</td>
               <td>
                 {o.username !== self && (
