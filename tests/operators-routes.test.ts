@@ -2,14 +2,18 @@
 // src/auth/operator-accounts.ts), in-process on real PostgreSQL: an admin
 // lists, adds, re-roles and removes operators; bad input is a 400 naming the
 // field; a taken username is a 409; nobody below admin gets in; the last
-// admin can be neither demoted nor removed, even by two admins at once; an
+// admin can be neither demoted nor removed, even by two admins at once (a
+// demotion waits for one in flight and counts the admins it left); an
 // admin cannot remove themself; a role change holds on the very next
 // request; a removed operator's cookie stops working while their sessions
 // stay; the audit trail names the admin who did each change.
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withActor } from "../src/db/with-actor.js";
 import { type ApiHarness, browser, loginCookie, ORIGIN, startApi } from "./helpers/api-harness.js";
 import { useTestDatabase } from "./helpers/database.js";
 import { makeSession } from "./helpers/factories.js";
+import { until } from "./helpers/notify-receivers.js";
 
 const t = useTestDatabase();
 const TOKEN = "an-api-token-for-operator-admin-0123";
@@ -168,24 +172,38 @@ describe("operator management", () => {
     expect((await list()).filter((o) => o.role === "admin").map((o) => o.username)).toEqual(["ada"]);
   });
 
-  it("two admins demoting each other at once leave one admin", async () => {
+  it("a demotion in flight is waited for: two admins demoting each other leave one admin", async () => {
     const kim = await add("kim", "admin");
     const lee = await add("lee", "admin");
-    const asKim = browser(h.app, await loginCookie(h.app, t.db, "kim", PASSWORD));
     const asLee = browser(h.app, await loginCookie(h.app, t.db, "lee", PASSWORD));
-    // ada steps down first (allowed: kim and lee remain), then kim and lee race.
-    expect((await ada(`/api/operators/${await idOf("ada")}`, { method: "PATCH", body: { role: "operator" } })).status).toBe(200);
-    const [a, b] = await Promise.all([
-      asKim(`/api/operators/${lee.id}`, { method: "PATCH", body: { role: "viewer" } }),
-      asLee(`/api/operators/${kim.id}`, { method: "PATCH", body: { role: "viewer" } }),
-    ]);
-    // One of them wins; the other is then no admin (403) or the last one (409).
-    expect([a.status, b.status].filter((s) => s === 200)).toHaveLength(1);
+    // ada steps down (allowed: kim and lee remain); kim and lee then demote each other.
+    const adaId = await idOf("ada");
+    expect((await ada(`/api/operators/${adaId}`, { method: "PATCH", body: { role: "operator" } })).status).toBe(200);
+    let leeDemotesKim: Promise<Response> | undefined;
+    // kim's demotion of lee, as operator-accounts.ts makes it, held open until
+    // lee's demotion of kim waits on the same lock. Without the lock, lee's
+    // statement would see kim's change uncommitted, count lee as an admin, and
+    // succeed: zero admins (and this wait would never end).
+    await withActor(t.db.kysely, "operator:kim", async (tx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext('nomos.operator_admins'))`.execute(tx);
+      await tx.updateTable("operators").set({ role: "viewer" }).where("id", "=", lee.id).execute();
+      leeDemotesKim = Promise.resolve(asLee(`/api/operators/${kim.id}`, { method: "PATCH", body: { role: "viewer" } }));
+      await until("lee's demotion waits for the lock", async () => {
+        const { rows } = await sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (
+            SELECT oid FROM pg_database WHERE datname = current_database())`.execute(t.db.kysely);
+        return rows[0]!.n > 0;
+      });
+    });
+    const res = await leeDemotesKim!;
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ error: { message: expect.stringContaining("kim is the last one") } });
     const admins = await t.db.kysely.selectFrom("operators").select("username").where("role", "=", "admin").execute();
-    expect(admins).toHaveLength(1);
-    // Restore ada as the admin the rest of the file acts as.
-    const winner = admins[0]!.username === "kim" ? asKim : asLee;
-    expect((await winner(`/api/operators/${await idOf("ada")}`, { method: "PATCH", body: { role: "admin" } })).status).toBe(200);
+    expect(admins).toEqual([{ username: "kim" }]);
+    // ada is the admin the rest of the file acts as.
+    await withActor(t.db.kysely, "system:test", (tx) =>
+      tx.updateTable("operators").set({ role: "admin" }).where("id", "=", adaId).execute(),
+    );
   });
 
   it("removing an operator ends their logins at once and keeps their sessions", async () => {
