@@ -50,7 +50,10 @@ export function operatorRoutes(deps: ApiDeps) {
         const view = (await operatorsList(deps.db)).find((o) => o.id === created?.id);
         return c.json({ operator: view }, 201);
       } catch (err) {
-        if (err instanceof OperatorExistsError) throw new HttpError("conflict", `body.username: ${err.message}`, "body.username");
+        if (err instanceof OperatorExistsError) {
+          // The page shows it as "Username alice is already taken".
+          throw new HttpError("conflict", `body.username: ${username} is already taken`, "body.username", { cause: err });
+        }
         throw err;
       }
     })
