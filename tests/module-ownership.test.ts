@@ -31,6 +31,9 @@ const OWNERS: Record<string, string[]> = {
   push_subscriptions: ["notifications/push-subscriptions.ts"],
   // plan-steps.ts: "the only module that writes plan_steps" (issue 16).
   plan_steps: ["plans/plan-steps.ts"],
+  // operator-accounts.ts: "the only module that changes operators.role or deletes operators";
+  // operators.ts creates them.
+  operators: ["auth/operator-accounts.ts", "auth/operators.ts"],
   // model-calls.ts: "the only module that writes model_calls".
   model_calls: ["usage/model-calls.ts"],
 };

@@ -50,6 +50,11 @@ const NEEDS: Record<string, OperatorRole | "public"> = {
   "DELETE /api/notifications/push-subscriptions": "viewer",
   "POST /api/notifications/test": "operator",
   "GET /api/notifications/deliveries": "viewer",
+  // Operator management is an admin's (src/http/routes/operators.ts).
+  "GET /api/operators": "admin",
+  "POST /api/operators": "admin",
+  "PATCH /api/operators/:id": "admin",
+  "DELETE /api/operators/:id": "admin",
 };
 
 beforeAll(async () => {

@@ -5,8 +5,8 @@
 // done and failed, a continuation, a finished plan, a failed turn, Markdown
 // with a table and code, the pinned checklist with a step in every status,
 // snapshot cards with and without a safety net), then on the settings page
-// and the snapshots view, in the light and the dark theme, at desktop
-// (1280×800) and phone (390×844) size. Each page is also saved as a
+// (its operators section too) and the snapshots view, in the light and the
+// dark theme, at desktop (1280×800) and phone (390×844) size. Each page is also saved as a
 // screenshot under tests/artifacts/.
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
@@ -246,9 +246,10 @@ describe("accessibility (axe-core)", () => {
         for (const summary of await page.locator(".tool summary").all()) await summary.click();
         await page.screenshot({ path: join(ARTIFACTS, `a11y-chat-${scheme}-${size.name}.png`), fullPage: true });
         expect(await violations(page)).toEqual([]);
-        // The settings page (notification channels, delivery log) and the snapshots view.
+        // The settings page (notification channels, delivery log, and operators: alice is the admin) and the snapshots view.
         await page.goto(`${api.url}/#/settings`);
         await page.waitForSelector(".settings h1, .settings h2");
+        await page.waitForSelector(".operators-settings tr.operator[data-username=alice]");
         await page.screenshot({ path: join(ARTIFACTS, `a11y-settings-${scheme}-${size.name}.png`), fullPage: true });
         expect(await violations(page)).toEqual([]);
         await page.goto(`${api.url}/#/snapshots`);

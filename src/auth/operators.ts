@@ -1,6 +1,7 @@
 // Operator accounts: creation (the first one from the environment, from
-// `npm run create-operator`, or from the page's first-operator form) and
-// lookup. Invariant: "the first operator" is created at most once even when
+// `npm run create-operator`, or from the page's first-operator form; later
+// ones also by an admin, POST /api/operators) and lookup. Role changes and
+// removals are operator-accounts.ts's. Invariant: "the first operator" is created at most once even when
 // two requests race, because the check and the insert run under one
 // transaction-level advisory lock; and the first operator is always an admin
 // (someone must be able to manage the rest).

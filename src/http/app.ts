@@ -25,6 +25,7 @@ import { executionRoutes } from "./routes/executions.js";
 import { type HealthChecks, healthRoutes } from "./routes/health.js";
 import { notificationRoutes } from "./routes/notifications.js";
 import { operatorEventRoutes } from "./routes/operator-events.js";
+import { operatorRoutes } from "./routes/operators.js";
 import { serviceWorkerRoutes } from "./routes/service-worker.js";
 import { sessionExportRoutes } from "./routes/session-export.js";
 import { sessionRoutes } from "./routes/sessions.js";
@@ -72,6 +73,7 @@ export function createApp(deps: AppDeps) {
     app.route("/", approvalRoutes(api));
     app.route("/", executionRoutes(api));
     app.route("/", notificationRoutes(api));
+    app.route("/", operatorRoutes(api));
     app.route("/", serviceWorkerRoutes({ log }));
     app.route("/", webRoutes({ log }));
   }

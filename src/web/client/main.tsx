@@ -19,6 +19,7 @@ import { can, type Role, setRole } from "./role.js";
 import { type SessionItem, SessionList } from "./session-list.js";
 import { type SessionStateHandlers, tabTitle, useSessionStates } from "./session-state.js";
 import { NotificationSettings } from "./settings-notifications.js";
+import { OperatorSettings } from "./settings-operators.js";
 import { type Theme, themeApply, themeCurrent, themeSet } from "./theme.js";
 
 interface Me {
@@ -269,6 +270,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
             <h1 class="sr-only">Settings</h1>
             {menuButton}
             <NotificationSettings />
+            {can("admin") && <OperatorSettings self={me.operator?.username ?? ""} />}
           </div>
         ) : snapshotsView ? (
           <div class="snapshots-view">
