@@ -83,6 +83,8 @@ describe("operator management", () => {
   it("refuses bad input naming the field, and a taken username with 409", async () => {
     const cases: [unknown, string][] = [
       [{ username: "no spaces", password: PASSWORD, role: "viewer" }, "body.username"],
+      // The name NOMOS_API_TOKEN's caller acts under: an operator of that name would share its audit lines.
+      [{ username: "api-token", password: PASSWORD, role: "viewer" }, "body.username"],
       [{ username: "zed", password: "short", role: "viewer" }, "body.password"],
       [{ username: "zed", password: "password123", role: "viewer" }, "body.password"],
       [{ username: "zed", password: PASSWORD, role: "root" }, "body.role"],

@@ -13,6 +13,8 @@ import { passwordHash } from "./password.js";
 import { passwordProblem } from "./password-strength.js";
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
+/** The name NOMOS_API_TOKEN's caller acts under (operator:api-token): no operator may take it, or the audit trail would mix the two. */
+export const API_TOKEN_USERNAME = "api-token";
 export const PASSWORD_MIN = 8;
 
 export interface OperatorInfo {
@@ -50,6 +52,9 @@ export async function operatorCreate(
 ): Promise<OperatorInfo | undefined> {
   if (!USERNAME_PATTERN.test(params.username)) {
     throw new Error(`username "${params.username}" must be 1-64 letters, digits or . _ @ -`);
+  }
+  if (params.username === API_TOKEN_USERNAME) {
+    throw new Error(`username "${API_TOKEN_USERNAME}" is reserved: it names NOMOS_API_TOKEN's caller in the audit trail`);
   }
   if (params.password.length < PASSWORD_MIN) throw new Error(`password must be at least ${PASSWORD_MIN} characters`);
   const hash = await passwordHash(params.password);

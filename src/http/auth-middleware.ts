@@ -9,6 +9,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import type { Kysely } from "kysely";
 import { operatorLoginResolve } from "../auth/logins.js";
+import { API_TOKEN_USERNAME } from "../auth/operators.js";
 import { throttleBlockedFor, throttleFailureRecord } from "../auth/throttle.js";
 import type { Database, OperatorRole } from "../db/schema.js";
 import { HttpError } from "./http-error.js";
@@ -23,8 +24,6 @@ export interface AuthVariables {
 }
 
 export type AuthEnv = { Variables: AuthVariables };
-
-const API_TOKEN_USER = "api-token";
 
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -63,8 +62,8 @@ export async function identify(c: Context, deps: IdentifyDeps): Promise<AuthVari
     // NOMOS_API_TOKEN is the deployer's own: whoever set the environment is an admin.
     if (deps.apiToken && sameSecret(bearer, deps.apiToken)) {
       return {
-        operator: { id: null, username: API_TOKEN_USER, role: "admin" },
-        actor: `operator:${API_TOKEN_USER}`,
+        operator: { id: null, username: API_TOKEN_USERNAME, role: "admin" },
+        actor: `operator:${API_TOKEN_USERNAME}`,
         authVia: "bearer",
       };
     }

@@ -11,7 +11,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { OperatorChangeRefused, operatorRemove, operatorRoleSet, operatorsList } from "../../auth/operator-accounts.js";
-import { OperatorExistsError, operatorCreate, USERNAME_PATTERN } from "../../auth/operators.js";
+import { API_TOKEN_USERNAME, OperatorExistsError, operatorCreate, USERNAME_PATTERN } from "../../auth/operators.js";
 import { PASSWORD_MAX, passwordProblem } from "../../auth/password-strength.js";
 import { ROLES } from "../../auth/roles.js";
 import type { OperatorRole } from "../../db/schema.js";
@@ -25,7 +25,10 @@ import { idParam } from "./ids.js";
 const role = z.enum(ROLES as [OperatorRole, ...OperatorRole[]], { error: "must be viewer, operator or admin" });
 
 const newOperator = z.object({
-  username: z.string().regex(USERNAME_PATTERN, "must be 1-64 letters, digits or . _ @ -"),
+  username: z
+    .string()
+    .regex(USERNAME_PATTERN, "must be 1-64 letters, digits or . _ @ -")
+    .refine((u) => u !== API_TOKEN_USERNAME, `"${API_TOKEN_USERNAME}" is reserved for NOMOS_API_TOKEN's caller`),
   password: z.string().min(8, "must be at least 8 characters").max(PASSWORD_MAX),
   role,
 });
