@@ -20,6 +20,7 @@ import { startMessagesDouble } from "../src/model-double/messages-double.js";
 import { SshPool } from "../src/ssh/connection-pool.js";
 import { makeRedactor } from "../src/ssh/redact.js";
 import { TargetRegistry } from "../src/targets/registry.js";
+import { benchAgentConfig } from "./lib/bench-agent-config.js";
 import { withBenchDatabase } from "./lib/bench-database.js";
 import { ms, row, summarize } from "./lib/stats.js";
 
@@ -95,12 +96,7 @@ async function benchContinuation(db: Db, url: string, sessions: string[]): Promi
   const pool = new SshPool({ log });
   const runner = new ExecutionRunner({ db, registry, pool, log, redact: makeRedactor([]) });
   const agent = await startAgent({
-    config: {
-      model: { apiKey: "sk-ant-bench", baseUrl: model.url, name: "claude-bench", timeoutS: 120 },
-      maxIterations: 40,
-      assentMinutes: 30,
-      approvalMinutes: 60,
-    },
+    config: benchAgentConfig(model.url),
     db: db.kysely,
     log,
     executions: executionsPortFrom({

@@ -44,6 +44,7 @@ import { historyLoad } from "../src/turns/history.js";
 import { messageAppend } from "../src/turns/messages.js";
 import { turnClaimNext, turnFinish } from "../src/turns/turn-store.js";
 import { startPostgresSource, withDatabase } from "../tests/helpers/postgres-source.js";
+import { benchAgentConfig } from "./lib/bench-agent-config.js";
 import { type InstantModel, startInstantModel } from "./lib/instant-model-process.js";
 import { percentile } from "./lib/stats.js";
 
@@ -265,12 +266,7 @@ async function nomosMode(
   const runner = new ExecutionRunner({ db, registry, pool, log, redact: makeRedactor([]) });
   const agent = model
     ? await startAgent({
-        config: {
-          model: { apiKey: "sk-ant-bench", baseUrl: model.url, name: "claude-bench", timeoutS: 120 },
-          maxIterations: 40,
-          assentMinutes: 30,
-          approvalMinutes: 60,
-        },
+        config: benchAgentConfig(model.url),
         db: db.kysely,
         log,
         owner: "bench",

@@ -22,6 +22,7 @@ import { migrate } from "../src/db/migrate.js";
 import type { ExecutionsPort } from "../src/executions/executions-port.js";
 import { createLogger } from "../src/log/logger.js";
 import { startPostgresSource, withDatabase } from "../tests/helpers/postgres-source.js";
+import { benchAgentConfig } from "./lib/bench-agent-config.js";
 import { startInstantModel } from "./lib/instant-model-process.js";
 import { percentile } from "./lib/stats.js";
 
@@ -68,12 +69,7 @@ try {
       SELECT id, 'operator:bench', now() + interval '1 day' FROM s RETURNING session_id AS id`
   ).map((r) => r.id);
   const agent = await startAgent({
-    config: {
-      model: { apiKey: "sk-ant-bench", baseUrl: model.url, name: "claude-bench", timeoutS: 120 },
-      maxIterations: 40,
-      assentMinutes: 30,
-      approvalMinutes: 60,
-    },
+    config: benchAgentConfig(model.url),
     db: db.kysely,
     log,
     owner: "bench",
