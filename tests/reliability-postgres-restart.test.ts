@@ -124,13 +124,14 @@ describe("PostgreSQL restarted mid-scenario", () => {
     await expect
       .poll(
         async () => {
-          if (service!.child.exitCode !== null)
+          if (service!.child.exitCode !== null) {
+            // Its last words (a fatal error is logged before the exit) once its output is all read.
+            const code = await service!.ended();
+            const last = [...service!.lines.filter((l) => Number(l.level) >= 50), ...service!.lines.slice(-8)];
             throw new Error(
-              `the service died with the database (exit ${service!.child.exitCode}): ${service!.stderr.slice(-20).join("\n")}\n${service!.lines
-                .slice(-8)
-                .map((l) => JSON.stringify(l))
-                .join("\n")}`,
+              `the service died with the database (exit ${code}): ${service!.stderr.slice(-20).join("\n")}\n${last.map((l) => JSON.stringify(l)).join("\n")}`,
             );
+          }
           return (await fetch(`${service!.url}/healthz`).catch(() => ({ status: 0 }))).status;
         },
         { timeout: 30_000 },

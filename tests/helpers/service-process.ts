@@ -11,6 +11,8 @@ export interface ServiceProcess {
   stderr: string[];
   /** SIGTERM, then the exit code (SIGKILL after 15 s). */
   stop(): Promise<number | null>;
+  /** The exit code once the process has exited and all its output is read (its last words are in lines and stderr). */
+  ended(): Promise<number | null>;
 }
 
 export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
@@ -22,6 +24,10 @@ export async function startService(env: Record<string, string>): Promise<Service
   const stderr: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (l) => stderr.push(l));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const outputClosed = Promise.all(
+    [child.stdout!, child.stderr!].map((stream) => new Promise<void>((done) => stream.once("close", () => done()))),
+  );
+  const ended = Promise.all([exited, outputClosed]).then(([code]) => code);
 
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start in 30 s: ${stderr.join("\n")}`)), 30_000);
@@ -38,8 +44,7 @@ export async function startService(env: Record<string, string>): Promise<Service
       }
     });
     // Once its output is all read, so the error carries its last words.
-    const outputClosed = new Promise<void>((done) => child.stdout!.once("close", () => done()));
-    void Promise.all([exited, outputClosed]).then(([code]) => {
+    void ended.then((code) => {
       clearTimeout(timer);
       const said = lines.map((l) => String(l.msg)).join("\n");
       reject(new Error(`service exited with ${code} before listening: ${stderr.join("\n")}\n${said}`));
@@ -51,6 +56,7 @@ export async function startService(env: Record<string, string>): Promise<Service
     child,
     lines,
     stderr,
+    ended: () => ended,
     async stop() {
       if (child.exitCode !== null) return child.exitCode;
       child.kill("SIGTERM");
