@@ -52,6 +52,11 @@ export class EventWriter {
     return this.takeText();
   }
 
+  /** The first write that failed, if any (its events are lost; the turn's end still stores the rest). */
+  get failed(): Error | undefined {
+    return this.failure;
+  }
+
   private takeText(): NewSessionEvent[] {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;

@@ -389,6 +389,7 @@ export class Turns {
     const end = { turnId, sessionId, iterations: outcome!.iterations, actor: `system:${this.owner}` };
     let ended: { queuedAfter: boolean } | undefined;
     const events = await writer.takeRest();
+    if (writer.failed) log.error({ err: writer.failed }, "some of the turn's streamed events could not be stored");
     const last = outcome!.last;
     if (last) {
       // The common end: the turn's last reply, its usage, the text not yet
