@@ -45,8 +45,8 @@ export class OperatorChangeRefused extends Error {
   }
 }
 
-/** Every operator, oldest first. */
-export async function operatorsList(db: Kysely<Database>): Promise<OperatorView[]> {
+/** Every operator, oldest first; with `id`, that one only (read by primary key, not by listing all). */
+export async function operatorsList(db: Kysely<Database>, p: { id?: string } = {}): Promise<OperatorView[]> {
   // The audit index (table_name, row_key, id) answers the lateral lookup
   // per operator; operator_logins is audited keyed by operator_id.
   const { rows } = await sql<{ id: string; username: string; role: OperatorRole; created_at: Date; last_login_at: Date | null }>`
@@ -57,6 +57,7 @@ export async function operatorsList(db: Kysely<Database>): Promise<OperatorView[
          WHERE e.table_name = 'operator_logins' AND e.row_key = o.id::text AND e.operation = 'INSERT'
          ORDER BY e.id DESC LIMIT 1
       ) last ON true
+     WHERE ${p.id === undefined ? sql`true` : sql`o.id = ${p.id}`}
      ORDER BY o.created_at, o.username`.execute(db);
   return rows.map((r) => ({
     id: r.id,
@@ -98,7 +99,7 @@ export async function operatorRoleSet(
       RETURNING id`.execute(tx);
     if (rows.length === 0) throw await refusal(tx, params.id, "demoting");
   });
-  const view = (await operatorsList(db)).find((o) => o.id === params.id);
+  const [view] = await operatorsList(db, { id: params.id });
   if (!view) throw new OperatorChangeRefused("not_found", "no such operator (removed already?)");
   return view;
 }

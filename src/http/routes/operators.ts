@@ -50,7 +50,7 @@ export function operatorRoutes(deps: ApiDeps) {
       try {
         const created = await operatorCreate(deps.db, { username, password, role: wanted, actor: c.get("actor") });
         deps.log.info({ username, role: created?.role, by: c.get("actor") }, "operator created");
-        const view = (await operatorsList(deps.db)).find((o) => o.id === created?.id);
+        const view = (created ? await operatorsList(deps.db, { id: created.id }) : [])[0];
         return c.json({ operator: view }, 201);
       } catch (err) {
         if (err instanceof OperatorExistsError) {
