@@ -421,9 +421,16 @@ describe("sessions", () => {
     const row = await t.db.kysely.selectFrom("sessions").select("archived_at").where("id", "=", id).executeTakeFirstOrThrow();
     expect(row.archived_at).not.toBeNull();
     // Its old address says so, and retries nothing.
+    const other = await makeSession(t.db.kysely, { title: "Still followed" });
     await page.goto(`${api.url}/#/s/${id}`);
     await page.locator(".form-error:text('This session was deleted or does not exist.')").waitFor();
     expect(await page.locator(".conn-state").count()).toBe(0);
+    // The chat holds no stream now, so the list follows the other sessions on its own: one asks for approval, and it shows.
+    await page.locator(`.session-item[data-session="${other.id}"]`).waitFor();
+    const plan = await makePlan(t.db.kysely, { session_id: other.id });
+    const approval = await makeApproval(t.db.kysely, { session_id: other.id, kind: "plan", plan_id: plan.id });
+    await appendEvents(t.db.kysely, other.id, null, [["approval_requested", { approval: { id: approval.id } }]]);
+    await page.waitForSelector(`.session-item[data-session="${other.id}"] [data-state=needs_approval]`);
   });
   it("holds one event stream per tab, so a fourth tab loads, and the list still follows other sessions live", async () => {
     const sessions = await Promise.all(["Tab 1", "Tab 2", "Tab 3", "Tab 4"].map((title) => makeSession(t.db.kysely, { title })));

@@ -208,6 +208,7 @@ export function Chat({
   listTitle,
   onChanged,
   states,
+  onStreamless,
   lead,
 }: {
   sessionId: string;
@@ -215,6 +216,8 @@ export function Chat({
   onChanged(): void;
   /** Where this chat's stream hands the session list's session_state frames (one stream per tab). */
   states: SessionStateHandlers;
+  /** This chat gave up (the session is gone, or loading failed for good) and holds no stream: the list must follow on its own. */
+  onStreamless(sessionId: string): void;
   /** Shown first in the header row (the phone's ☰). */
   lead?: Child;
 }) {
@@ -237,6 +240,8 @@ export function Chat({
   const follow = useRef(true);
   const statesTo = useRef(states);
   statesTo.current = states;
+  const streamlessTo = useRef(onStreamless);
+  streamlessTo.current = onStreamless;
 
   useEffect(() => {
     let es: EventSource | undefined;
@@ -315,6 +320,7 @@ export function Chat({
     };
     const fail = (err: unknown) => {
       if (closed) return;
+      streamlessTo.current(sessionId);
       setConnection("offline");
       setLoadError(err instanceof ApiError && err.status === 404 ? "This session was deleted or does not exist." : humanError(err));
     };

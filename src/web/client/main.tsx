@@ -181,7 +181,10 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
   }, []);
   // Other sessions change too (a continuation asks for approval elsewhere): the operator-wide stream says so,
   // the list's own while no chat is open, else the chat's (one stream per tab).
-  const chatOpen = !settings && !snapshotsView && !!current;
+  // A chat that gave up (its session deleted, say) holds no stream, so the list follows on its own again.
+  const [streamless, setStreamless] = useState<string | undefined>(undefined);
+  useEffect(() => setStreamless(undefined), [current]);
+  const chatOpen = !settings && !snapshotsView && !!current && streamless !== current;
   const states: SessionStateHandlers = {
     onState: (u) => {
       // A session this list has not seen yet (created elsewhere): read the list again.
@@ -283,6 +286,7 @@ function Workspace({ me, onLogout }: { me: Me; onLogout(): void }) {
             listTitle={sessions.find((s) => s.id === current)?.title}
             onChanged={() => void load().catch(() => {})}
             states={states}
+            onStreamless={setStreamless}
             lead={menuButton}
           />
         ) : (
