@@ -12,7 +12,6 @@
 // which carries the same frames and the session list's states in one
 // stream (operator-events.ts).
 import { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { sessionEventsLastId } from "../../events/session-events.js";
 import { sessionExists } from "../../sessions/sessions.js";
@@ -20,6 +19,7 @@ import type { ApiDeps } from "../api-deps.js";
 import type { AuthEnv } from "../auth-middleware.js";
 import { HttpError, notFound } from "../http-error.js";
 import { afterQuery, resumeAfter, sendSessionEventsAfter } from "../session-event-frames.js";
+import { sseResponse } from "../sse-response.js";
 import { validate } from "../validate.js";
 import { idParam } from "./ids.js";
 
@@ -39,30 +39,20 @@ export function eventRoutes(deps: ApiDeps) {
       let after = resume ?? (await sessionEventsLastId(deps.db, { sessionId }));
       const log = deps.log.child({ sessionId });
       log.info({ after }, "event stream opened");
-      c.header("X-Accel-Buffering", "no");
-      c.header("Cache-Control", "no-cache, no-transform");
-      return streamSSE(
-        c,
-        async (stream) => {
-          const stop = new AbortController();
-          stream.onAbort(() => stop.abort());
-          try {
-            await stream.writeSSE({ event: "ready", data: JSON.stringify({ after }), retry: 2000 });
-            while (!stop.signal.aborted) {
-              after = await sendSessionEventsAfter(stream, deps.db, { sessionId, after, signal: stop.signal });
-              const woke = await sub.wait(heartbeatMs, stop.signal);
-              if (woke === "stopped") break;
-              if (woke === "timeout") await stream.write(": heartbeat\n\n");
-            }
-          } finally {
-            sub.close();
-            log.info({ after }, "event stream closed");
+      return sseResponse(c, { log, failed: "event stream failed" }, async (stream, signal) => {
+        try {
+          await stream.writeSSE({ event: "ready", data: JSON.stringify({ after }), retry: 2000 });
+          while (!signal.aborted) {
+            after = await sendSessionEventsAfter(stream, deps.db, { sessionId, after, signal });
+            const woke = await sub.wait(heartbeatMs, signal);
+            if (woke === "stopped") break;
+            if (woke === "timeout") await stream.write(": heartbeat\n\n");
           }
-        },
-        async (err) => {
-          log.error({ err }, "event stream failed");
-        },
-      );
+        } finally {
+          sub.close();
+          log.info({ after }, "event stream closed");
+        }
+      });
     },
   );
 }

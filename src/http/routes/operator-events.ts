@@ -19,7 +19,6 @@
 // session's events; so does the heartbeat, so a missed NOTIFY costs at most
 // one interval, never an event.
 import { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import type { OperatorEventData } from "../../events/contract.js";
 import { sessionEventsLastId } from "../../events/session-events.js";
@@ -29,6 +28,7 @@ import type { ApiDeps } from "../api-deps.js";
 import type { AuthEnv } from "../auth-middleware.js";
 import { HttpError, notFound } from "../http-error.js";
 import { afterQuery, resumeAfter, sendSessionEventsAfter } from "../session-event-frames.js";
+import { sseResponse } from "../sse-response.js";
 import { validate } from "../validate.js";
 import { uuidParam } from "./ids.js";
 
@@ -59,60 +59,50 @@ export function operatorEventRoutes(deps: ApiDeps) {
         sub.wake();
       });
       const log = deps.log.child({ stream: "operator", sessionId: watched });
-      c.header("X-Accel-Buffering", "no");
-      c.header("Cache-Control", "no-cache, no-transform");
-      return streamSSE(
-        c,
-        async (stream) => {
-          const stop = new AbortController();
-          stream.onAbort(() => stop.abort());
-          const sent = new Map<string, string>();
-          try {
-            const keyOf = (s: { state: string; title: string; pendingApprovals: number }) => `${s.state}|${s.title}|${s.pendingApprovals}`;
-            // The baseline: what the page's GET /api/sessions shows; re-reads send what differs from it.
-            for (const s of await sessionStates(deps.db)) sent.set(s.sessionId, keyOf(s));
-            await stream.writeSSE({ event: "ready", data: JSON.stringify(watched ? { after } : {}), retry: 2000 });
-            while (!stop.signal.aborted) {
-              if (watched && watchedDirty) {
-                watchedDirty = false;
-                after = await sendSessionEventsAfter(stream, deps.db, { sessionId: watched, after, signal: stop.signal });
-              }
-              if (everything || dirty.size > 0) {
-                const ids = everything ? undefined : [...dirty];
-                everything = false;
-                dirty.clear();
-                for (const s of await sessionStates(deps.db, ids ? { sessionIds: ids } : {})) {
-                  const data: OperatorEventData["session_state"] = {
-                    sessionId: s.sessionId,
-                    state: s.state,
-                    title: s.title,
-                    updatedAt: s.updatedAt.toISOString(),
-                    pendingApprovals: s.pendingApprovals,
-                  };
-                  const key = keyOf(s);
-                  // A re-read of every session sends only what changed; a woken session is sent as it is now.
-                  if (!ids && sent.get(s.sessionId) === key) continue;
-                  sent.set(s.sessionId, key);
-                  await stream.writeSSE({ event: "session_state", data: JSON.stringify(data) });
-                }
-              }
-              const woke = await sub.wait(heartbeatMs, stop.signal);
-              if (woke === "stopped") break;
-              if (woke === "timeout") {
-                await stream.write(": heartbeat\n\n");
-                everything = true;
-                watchedDirty = true;
+      return sseResponse(c, { log, failed: "operator event stream failed" }, async (stream, signal) => {
+        const sent = new Map<string, string>();
+        try {
+          const keyOf = (s: { state: string; title: string; pendingApprovals: number }) => `${s.state}|${s.title}|${s.pendingApprovals}`;
+          // The baseline: what the page's GET /api/sessions shows; re-reads send what differs from it.
+          for (const s of await sessionStates(deps.db)) sent.set(s.sessionId, keyOf(s));
+          await stream.writeSSE({ event: "ready", data: JSON.stringify(watched ? { after } : {}), retry: 2000 });
+          while (!signal.aborted) {
+            if (watched && watchedDirty) {
+              watchedDirty = false;
+              after = await sendSessionEventsAfter(stream, deps.db, { sessionId: watched, after, signal });
+            }
+            if (everything || dirty.size > 0) {
+              const ids = everything ? undefined : [...dirty];
+              everything = false;
+              dirty.clear();
+              for (const s of await sessionStates(deps.db, ids ? { sessionIds: ids } : {})) {
+                const data: OperatorEventData["session_state"] = {
+                  sessionId: s.sessionId,
+                  state: s.state,
+                  title: s.title,
+                  updatedAt: s.updatedAt.toISOString(),
+                  pendingApprovals: s.pendingApprovals,
+                };
+                const key = keyOf(s);
+                // A re-read of every session sends only what changed; a woken session is sent as it is now.
+                if (!ids && sent.get(s.sessionId) === key) continue;
+                sent.set(s.sessionId, key);
+                await stream.writeSSE({ event: "session_state", data: JSON.stringify(data) });
               }
             }
-          } finally {
-            off();
-            sub.close();
+            const woke = await sub.wait(heartbeatMs, signal);
+            if (woke === "stopped") break;
+            if (woke === "timeout") {
+              await stream.write(": heartbeat\n\n");
+              everything = true;
+              watchedDirty = true;
+            }
           }
-        },
-        async (err) => {
-          log.error({ err }, "operator event stream failed");
-        },
-      );
+        } finally {
+          off();
+          sub.close();
+        }
+      });
     },
   );
 }
