@@ -7,6 +7,7 @@
 // on (history trimming, the server's refusals, the configuration) are
 // pinned on their own.
 import Anthropic from "@anthropic-ai/sdk";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { contextFit, estimateTokens, historyTrim } from "../src/agent/context-trim.js";
 import { toolDefinitions } from "../src/agent/tools.js";
@@ -45,6 +46,41 @@ describe("history trimming to a context window", () => {
     expect(sent[1]!.role).toBe("assistant");
     for (let i = 1; i < sent.length; i++) expect(sent[i]!.role).not.toBe(sent[i - 1]!.role);
     expect(sent.at(-1)).toBe(history.at(-1));
+  });
+
+  it("trims exactly as trying every tail in turn would, at any budget", () => {
+    // The definition: the first tail starting with an assistant message whose whole array fits, else the shortest.
+    const tailFrom = (messages: Anthropic.MessageParam[], k: number): Anthropic.MessageParam[] => {
+      const first = messages[0]!;
+      const blocks = typeof first.content === "string" ? [{ type: "text" as const, text: first.content }] : first.content;
+      const note = `[Nomos: ${k - 1} earlier messages of this session were left out to fit the model's context window (NOMOS_MODEL_CONTEXT_TOKENS).]`;
+      return [{ ...first, content: [...blocks, { type: "text" as const, text: note }] }, ...messages.slice(k)];
+    };
+    const byDefinition = (messages: Anthropic.MessageParam[], budget: number) => {
+      if (messages.length < 3 || estimateTokens(messages) <= budget) return messages;
+      let smallest: Anthropic.MessageParam[] | undefined;
+      for (let k = 2; k < messages.length; k++) {
+        if (messages[k]!.role !== "assistant") continue;
+        smallest = tailFrom(messages, k);
+        if (estimateTokens(smallest) <= budget) return smallest;
+      }
+      return smallest ?? messages;
+    };
+    const message = fc.record({
+      role: fc.constantFrom("user" as const, "assistant" as const),
+      content: fc.string({ unit: "grapheme", maxLength: 300 }),
+    });
+    // Budgets at and around one tail's own estimate (or the whole history's), where an off-by-one would show.
+    const cases = fc
+      .array(message, { minLength: 3, maxLength: 40 })
+      .chain((messages) => fc.tuple(fc.constant(messages), fc.nat({ max: messages.length - 1 }), fc.integer({ min: -1, max: 1 })));
+    fc.assert(
+      fc.property(cases, ([messages, from, delta]) => {
+        const budget = estimateTokens(from < 2 ? messages : tailFrom(messages, from)) + delta;
+        expect(historyTrim(messages, budget)).toEqual(byDefinition(messages, budget));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it("splits the window between the reply, the fixed prompt and the history", () => {

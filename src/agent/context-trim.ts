@@ -36,17 +36,26 @@ function withNote(first: MessageParam, dropped: number): MessageParam {
   return { ...first, content: [...blocks, note] } as MessageParam;
 }
 
-/** The messages to send: all of them when they fit, else the opening message and the newest tail that fits. */
+/**
+ * The messages to send: all of them when they fit, else the opening message
+ * and the newest tail that fits. Linear in the history: each message is
+ * serialised once, and a tail's estimate is the JSON length of the array
+ * it would make (brackets, commas, and its suffix sum).
+ */
 export function historyTrim(messages: MessageParam[], budgetTokens: number): MessageParam[] {
-  if (messages.length < 3 || estimateTokens(messages) <= budgetTokens) return messages;
-  const first = messages[0]!;
-  let smallest: MessageParam[] | undefined;
+  if (messages.length < 3) return messages;
+  const lengths = messages.map((m) => JSON.stringify(m).length);
+  // after[k]: the characters of messages[k..], each with the comma before it.
+  const after = new Array<number>(messages.length + 1).fill(0);
+  for (let k = messages.length - 1; k >= 0; k--) after[k] = after[k + 1]! + lengths[k]! + 1;
+  const tokensOf = (openingLength: number, from: number) => Math.ceil((2 + openingLength + after[from]!) / 4);
+  if (tokensOf(lengths[0]!, 1) <= budgetTokens) return messages;
+  let tail = -1;
   for (let k = 2; k < messages.length; k++) {
     if (messages[k]!.role !== "assistant") continue;
-    const kept = [withNote(first, k - 1), ...messages.slice(k)];
-    smallest = kept;
-    if (estimateTokens(kept) <= budgetTokens) return kept;
+    tail = k;
+    if (tokensOf(JSON.stringify(withNote(messages[0]!, k - 1)).length, k) <= budgetTokens) break;
   }
   // Nothing fits: send the shortest valid tail and let the server say so.
-  return smallest ?? messages;
+  return tail < 0 ? messages : [withNote(messages[0]!, tail - 1), ...messages.slice(tail)];
 }
