@@ -54,7 +54,7 @@ describe("history trimming to a context window", () => {
       const first = messages[0]!;
       const blocks = typeof first.content === "string" ? [{ type: "text" as const, text: first.content }] : first.content;
       const note = `[Nomos: ${k - 1} earlier messages of this session were left out to fit the model's context window (NOMOS_MODEL_CONTEXT_TOKENS).]`;
-      return [{ ...first, content: [...blocks, { type: "text" as const, text: note }] }, ...messages.slice(k)];
+      return [{ ...first, content: [...blocks, { type: "text" as const, text: note }] } as Anthropic.MessageParam, ...messages.slice(k)];
     };
     const byDefinition = (messages: Anthropic.MessageParam[], budget: number) => {
       if (messages.length < 3 || estimateTokens(messages) <= budget) return messages;
