@@ -185,6 +185,89 @@ describe("a connection that closes while a write is still buffered", () => {
   });
 });
 
+describe("a connection whose backend is ended while it fetches the array types", () => {
+  // Every new connection's first statement is the driver's own query of
+  // pg_type (fetch_types). A restart's fast shutdown ends the backends of
+  // connections that have just opened, so some die right there. The
+  // driver is given its sockets, so the test can end the backend (a real
+  // pg_terminate_backend: 57P01, then the server closes) at exactly that
+  // moment: when the types query is on its way out.
+  let unhandled: unknown[] = [];
+  const record = (reason: unknown) => unhandled.push(reason);
+  beforeAll(() => {
+    process.on("unhandledRejection", record);
+  });
+  afterAll(() => {
+    process.off("unhandledRejection", record);
+  });
+
+  /** A pool whose first connection's backend is ended as it sends the types query; `ended` settles once it is. */
+  function poolEndedAtTypes(applicationName: string) {
+    const url = new URL(t.url);
+    let armed = true;
+    let ended: Promise<unknown> = Promise.resolve();
+    const options = {
+      max: 1,
+      onnotice: () => {},
+      connect_timeout: 5,
+      backoff: reconnectDelaySeconds,
+      connection: { application_name: applicationName },
+      socket: () =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = createConnection({ host: url.hostname, port: Number(url.port || 5432) });
+          socket.once("connect", () => resolve(socket));
+          socket.once("error", reject);
+          const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean;
+          socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+            if (armed && String(chunk).includes("pg_catalog.pg_type")) {
+              armed = false;
+              // The types query never reaches the server, whose backend is ended instead.
+              ended = killBackends(applicationName);
+              return true;
+            }
+            return write(chunk, ...rest);
+          }) as typeof socket.write;
+        }),
+    };
+    // `socket` is a documented postgres.js option its type definitions lack.
+    const db = postgres(t.url, options as postgres.Options<Record<string, never>>);
+    return { db, ended: () => ended };
+  }
+
+  it("serves a reserved connection (every Kysely query's) on the reopened one, and nothing rejects unheard", async () => {
+    unhandled = [];
+    const pool = poolEndedAtTypes("loss-types-reserve");
+    try {
+      const reserved = await pool.db.reserve();
+      expect(await reserved<{ n: number }[]>`SELECT 1::int AS n`).toEqual([{ n: 1 }]);
+      reserved.release();
+      expect(await pool.ended()).toBe(1);
+      await new Promise((r) => setImmediate(r));
+      // Unpatched: the types query's promise rejects with no one to hear it
+      // (write CONNECTION_CLOSED), which ends a process like Nomos's.
+      expect(unhandled).toEqual([]);
+    } finally {
+      await pool.db.end({ timeout: 1 });
+    }
+  });
+
+  it("runs a plain query that was waiting for the connection on the reopened one, not failing it with the old backend's error", async () => {
+    unhandled = [];
+    const pool = poolEndedAtTypes("loss-types-plain");
+    try {
+      // Unpatched: this fails with the ended backend's 57P01 ("terminating
+      // connection due to administrator command"), replayed onto the new
+      // connection, and the types query's promise rejects unheard.
+      expect(await pool.db<{ n: number }[]>`SELECT 2::int AS n`).toEqual([{ n: 2 }]);
+      expect(await pool.ended()).toBe(1);
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      await pool.db.end({ timeout: 1 });
+    }
+  });
+});
+
 describe("the installed driver", () => {
   it("is the patched one, and an unpatched copy is refused with a message that says how to fix the install", async () => {
     expect(() => assertDriverPatched()).not.toThrow();

@@ -22,9 +22,14 @@ const CODES = {
 
 export type PgErrorName = keyof typeof CODES;
 
-/** The SQLSTATE of a PostgreSQL error, or undefined for anything else. */
+/**
+ * The SQLSTATE of an error PostgreSQL sent, or undefined for anything else.
+ * Only the server's errors carry one, always with a severity: Node's own
+ * codes can look like a SQLSTATE (a socket the server ended is EPIPE, five
+ * capitals), and read as one, EPIPE was no connection error.
+ */
 export function pgCode(err: unknown): string | undefined {
-  if (typeof err === "object" && err !== null && "code" in err) {
+  if (typeof err === "object" && err !== null && "code" in err && "severity" in err) {
     const code = (err as { code: unknown }).code;
     if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
