@@ -12,6 +12,14 @@
 //      from the client, alternating, one round trip each.
 //
 //   npm run bench:claim-path                # 300 events (BENCH_EVENTS)
+//   npm run bench:claim-path -- --path-only # part 1 only
+//   npm run bench:claim-path -- --ab x.sql  # only: the claim from the client on
+//                                           # two databases, alternating, x.sql
+//                                           # applied to the second (a variant of a
+//                                           # trigger, say), each with the other's
+//                                           # statements in between
+//   npm run bench:claim-path -- --ab x.sql --explain  # the same, server-side:
+//                                           # each trigger's time, EXPLAINed
 //
 // Uses TEST_DATABASE_URL / DATABASE_URL's server (or an embedded one) and a
 // scratch database per part, dropped afterwards.
@@ -194,8 +202,9 @@ interface ExplainOut {
   Triggers: PlanTrigger[];
 }
 
-async function explainClaim() {
+async function explainClaim(variant?: string) {
   const n = await nomosDatabase();
+  if (variant) await n.db.sql.unsafe(variant);
   const executions = await n.running(EVENTS + 20);
   const triggers = new Map<string, { time: number[]; calls: number }>();
   const exec: number[] = [];
@@ -324,9 +333,63 @@ async function clientTimed() {
   return { claim, getJob };
 }
 
+/** The claim on two databases, alternating statement by statement; `variant` is applied to the second. */
+async function abClaims(variant: string) {
+  const a = await nomosDatabase();
+  const b = await nomosDatabase();
+  await b.db.sql.unsafe(variant);
+  const ea = await a.running(EVENTS + 20);
+  const eb = await b.running(EVENTS + 20);
+  const times: [number[], number[]] = [[], []];
+  for (let i = 0; i < ea.length; i++) {
+    // Alternate which goes first, so neither always follows the other.
+    const pairs = i % 2 === 0 ? ([[a, ea[i]!, 0], [b, eb[i]!, 1]] as const) : ([[b, eb[i]!, 1], [a, ea[i]!, 0]] as const);
+    for (const [n, e, k] of pairs) {
+      await n.finish(e.id);
+      const t0 = now();
+      const outcome = await planExecutionsClaimAndQueue(n.db, claimParams(e.session_id));
+      const t1 = now();
+      if (outcome.kind !== "queued") throw new Error(`claim ${outcome.kind}`);
+      if (i >= 20) times[k].push(t1 - t0);
+    }
+  }
+  const [audit] = await b.db.sql<{ n: string }[]>`SELECT count(*)::text AS n FROM audit.events`;
+  const [auditA] = await a.db.sql<{ n: string }[]>`SELECT count(*)::text AS n FROM audit.events`;
+  await a.close();
+  await b.close();
+  return { a: times[0], b: times[1], auditRows: { a: auditA!.n, b: audit!.n } };
+}
+
 // ── the run ──────────────────────────────────────────────────────────────
 
 try {
+  const ab = process.argv.indexOf("--ab");
+  if (ab > 0) {
+    const file = process.argv[ab + 1]!;
+    const { readFile } = await import("node:fs/promises");
+    const loadAtStart = load();
+    const variant = await readFile(file, "utf8");
+    if (process.argv.includes("--explain")) {
+      // Server-side only: each trigger's time per statement, as migrated then with the variant, twice.
+      for (const [label, v] of [["as migrated", undefined], [file, variant], ["as migrated", undefined], [file, variant]] as const) {
+        const c = await explainClaim(v);
+        const sum = (xs: number[]) => stats(xs).p50;
+        const trig = [...c.triggers].map(([k, t]) => `${k.replace(/: .*RI_ConstraintTrigger.*/, ": RI")} ${sum(t.time).toFixed(3)}`);
+        console.log(`${label}: execution p50 ${stats(c.exec).p50.toFixed(3)} ms; ${trig.join("; ")} (load ${load()})`);
+      }
+      process.exit(0);
+    }
+    const r = await abClaims(variant);
+    const sa = stats(r.a);
+    const sb = stats(r.b);
+    console.log(`\nThe claim from the client, ${r.a.length} each, alternating (load ${loadAtStart} → ${load()}); second database: ${file}`);
+    console.log("| database | p50 | p90 | mean | audit rows |\n|---|---|---|---|---|");
+    console.log(`| as migrated | ${sa.p50.toFixed(3)} | ${sa.p90.toFixed(3)} | ${sa.mean.toFixed(3)} | ${r.auditRows.a} |`);
+    console.log(`| with ${file} | ${sb.p50.toFixed(3)} | ${sb.p90.toFixed(3)} | ${sb.mean.toFixed(3)} | ${r.auditRows.b} |`);
+    console.log(`| second ÷ first | ${(sb.p50 / sa.p50).toFixed(2)}× | ${(sb.p90 / sa.p90).toFixed(2)}× | ${(sb.mean / sa.mean).toFixed(2)}× | |`);
+    process.exit(0);
+  }
+
   const loadAtStart = load();
   const path = await processPath();
   console.log(`\n1. The process's path, serial, ${EVENTS} events (load ${loadAtStart} → ${load()}), µs:`);
@@ -343,6 +406,7 @@ try {
     const s = stats(v);
     console.log(`| ${labels[k as keyof typeof path]} | ${us(s.p50)} | ${us(s.p90)} | ${us(s.p99)} | ${us(s.mean)} |`);
   }
+  if (process.argv.includes("--path-only")) process.exit(0);
 
   const claim = await explainClaim();
   console.log(`\n2. The claim, EXPLAIN (ANALYZE, BUFFERS), ${EVENTS} statements (load ${load()}), ms:`);
