@@ -343,7 +343,16 @@ async function abClaims(variant: string) {
   const times: [number[], number[]] = [[], []];
   for (let i = 0; i < ea.length; i++) {
     // Alternate which goes first, so neither always follows the other.
-    const pairs = i % 2 === 0 ? ([[a, ea[i]!, 0], [b, eb[i]!, 1]] as const) : ([[b, eb[i]!, 1], [a, ea[i]!, 0]] as const);
+    const pairs =
+      i % 2 === 0
+        ? ([
+            [a, ea[i]!, 0],
+            [b, eb[i]!, 1],
+          ] as const)
+        : ([
+            [b, eb[i]!, 1],
+            [a, ea[i]!, 0],
+          ] as const);
     for (const [n, e, k] of pairs) {
       await n.finish(e.id);
       const t0 = now();
@@ -371,10 +380,15 @@ try {
     const variant = await readFile(file, "utf8");
     if (process.argv.includes("--explain")) {
       // Server-side only: each trigger's time per statement, as migrated then with the variant, twice.
-      for (const [label, v] of [["as migrated", undefined], [file, variant], ["as migrated", undefined], [file, variant]] as const) {
+      for (const [label, v] of [
+        ["as migrated", undefined],
+        [file, variant],
+        ["as migrated", undefined],
+        [file, variant],
+      ] as const) {
         const c = await explainClaim(v);
-        const sum = (xs: number[]) => stats(xs).p50;
-        const trig = [...c.triggers].map(([k, t]) => `${k.replace(/: .*RI_ConstraintTrigger.*/, ": RI")} ${sum(t.time).toFixed(3)}`);
+        const p50 = (xs: number[]) => stats(xs).p50;
+        const trig = [...c.triggers].map(([k, t]) => `${k.replace(/: .*RI_ConstraintTrigger.*/, ": RI")} ${p50(t.time).toFixed(3)}`);
         console.log(`${label}: execution p50 ${stats(c.exec).p50.toFixed(3)} ms; ${trig.join("; ")} (load ${load()})`);
       }
       process.exit(0);
@@ -386,7 +400,9 @@ try {
     console.log("| database | p50 | p90 | mean | audit rows |\n|---|---|---|---|---|");
     console.log(`| as migrated | ${sa.p50.toFixed(3)} | ${sa.p90.toFixed(3)} | ${sa.mean.toFixed(3)} | ${r.auditRows.a} |`);
     console.log(`| with ${file} | ${sb.p50.toFixed(3)} | ${sb.p90.toFixed(3)} | ${sb.mean.toFixed(3)} | ${r.auditRows.b} |`);
-    console.log(`| second ÷ first | ${(sb.p50 / sa.p50).toFixed(2)}× | ${(sb.p90 / sa.p90).toFixed(2)}× | ${(sb.mean / sa.mean).toFixed(2)}× | |`);
+    console.log(
+      `| second ÷ first | ${(sb.p50 / sa.p50).toFixed(2)}× | ${(sb.p90 / sa.p90).toFixed(2)}× | ${(sb.mean / sa.mean).toFixed(2)}× | |`,
+    );
     process.exit(0);
   }
 
