@@ -18,6 +18,8 @@
 //                                           # applied to the second (a variant of a
 //                                           # trigger, say), each with the other's
 //                                           # statements in between
+//                                           # (scripts/claim-variants/: the
+//                                           # variants of round 4)
 //   npm run bench:claim-path -- --ab x.sql --explain  # the same, server-side:
 //                                           # each trigger's time, EXPLAINed
 //
