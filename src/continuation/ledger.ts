@@ -181,7 +181,7 @@ type ClaimAndQueueRow = { outcome: string; window_id: string | null; turn_id: st
  * Kysely's queries are, db/connect.ts; `?prepare=false` still wins):
  * the text never changes, so it is compiled once per process, and the hot
  * path between the NOTIFY and the claim's bytes builds, compiles and
- * reserves nothing (that was ~0.1–0.2 ms of the ~0.2 ms there, issue 20
+ * reserves nothing (that was 0.06–0.13 ms of the 0.15–0.25 ms there, issue 20
  * round 4). The parameters are positional: $1 actor, $2 session, $3 owner,
  * $4 lease seconds, $5 continuation limit, $6 the extra notes (trimmed,
  * blank ones dropped, made storable).
@@ -197,7 +197,7 @@ export function claimAndQueueQuery(
 
 let claimAndQueueText: string | undefined;
 
-/** The statement with positional parameters (claimAndQueueQuery lists them); its only interpolation is the message view, which has none. */
+/** The statement with positional parameters (claimAndQueueQuery lists them); its only interpolation is the message view, which has no parameters. */
 function claimAndQueueStatement() {
   return sql`
     WITH actor AS (
