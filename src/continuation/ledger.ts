@@ -153,29 +153,74 @@ export interface ClaimAndQueueParams extends Omit<ClaimParams, "countEmpty"> {
  * turn), which flushes the claim's WAL before it. So exactly-once holds.
  */
 export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams): Promise<ClaimAndQueueOutcome> {
+  const q = claimAndQueueQuery(db, p);
+  const [row] = await db.sql.unsafe<ClaimAndQueueRow[]>(q.text, q.parameters as unknown as never[], { prepare: true });
+  if (!row) throw new Error(`claiming and queueing a continuation for session ${p.sessionId} returned no row`);
+  switch (row.outcome) {
+    case "executions":
+    case "approval":
+      if (!row.turn_id) throw new Error(`the continuation of session ${p.sessionId} was decided but no turn was queued`);
+      return { kind: "queued", turnId: row.turn_id, executionIds: row.execution_ids, reason: row.outcome };
+    case "limit_reached": {
+      const closed = await closeAtLimit(db, { ...p, countEmpty: q.parameters[5].length > 0 }, row.window_id!);
+      return closed.kind === "limit_reached" ? closed : { kind: "nothing" };
+    }
+    case "window_closed":
+      return { kind: "window_closed" };
+    default:
+      return { kind: "nothing" };
+  }
+}
+
+type ClaimAndQueueRow = { outcome: string; window_id: string | null; turn_id: string | null; execution_ids: string[] };
+
+/**
+ * The statement of planExecutionsClaimAndQueue and its parameters, unsent
+ * (its caller, and scripts/bench-claim-path.ts, which EXPLAINs it). Sent
+ * by postgres.js straight from the pool as a prepared statement (as
+ * Kysely's queries are, db/connect.ts; `?prepare=false` still wins):
+ * the text never changes, so it is compiled once per process, and the hot
+ * path between the NOTIFY and the claim's bytes builds, compiles and
+ * reserves nothing (that was 0.06–0.13 ms of the 0.15–0.25 ms there, issue 20
+ * round 4). The parameters are positional: $1 actor, $2 session, $3 owner,
+ * $4 lease seconds, $5 continuation limit, $6 the extra notes (trimmed,
+ * blank ones dropped, made storable).
+ */
+export function claimAndQueueQuery(
+  db: Db,
+  p: ClaimAndQueueParams,
+): { text: string; parameters: [string, string, string, number, number, string[]] } {
+  claimAndQueueText ??= claimAndQueueStatement().compile(db.kysely).sql;
   const extra = storableDeep(p.extraNotes.map((n) => n.trim()).filter((n) => n !== ""));
-  const result = await sql<{ outcome: string; window_id: string | null; turn_id: string | null; execution_ids: string[] }>`
+  return { text: claimAndQueueText, parameters: [p.actor, p.sessionId, p.owner, p.leaseSeconds, p.maxContinuations, extra] };
+}
+
+let claimAndQueueText: string | undefined;
+
+/** The statement with positional parameters (claimAndQueueQuery lists them); its only interpolation is the message view, which has no parameters. */
+function claimAndQueueStatement() {
+  return sql`
     WITH actor AS (
-      SELECT set_config('nomos.actor', ${p.actor}, true) AS actor,
+      SELECT set_config('nomos.actor', $1, true) AS actor,
              set_config('synchronous_commit', 'off', true) AS commit_mode
     ), win AS (
       SELECT w.id, w.continuations FROM assent_windows w, actor
-       WHERE w.session_id = ${p.sessionId} AND w.closed_at IS NULL AND w.expires_at > now()
+       WHERE w.session_id = $2 AND w.closed_at IS NULL AND w.expires_at > now()
          FOR UPDATE OF w
     ), tid AS (
       SELECT gen_random_uuid() AS id
     ), claimed AS (
       UPDATE nomos_plan_executions npe
          SET continued_at = now(),
-             claimed_by = ${p.owner},
-             claim_expires_at = now() + make_interval(secs => ${p.leaseSeconds}),
+             claimed_by = $3,
+             claim_expires_at = now() + make_interval(secs => $4),
              delivered_turn_id = tid.id
         FROM executions e, win, tid
        WHERE e.id = npe.execution_id
-         AND npe.session_id = ${p.sessionId}
+         AND npe.session_id = $2
          AND npe.continued_at IS NULL
          AND execution_is_terminal(e.status)
-         AND win.continuations < ${p.maxContinuations}
+         AND win.continuations < $5
       RETURNING e.id, e.finished_at,
                 btrim(execution_note(e.id, e.status, e.exit_code, e.signal, e.target, e.command, e.error,
                                      e.stdout, e.stderr, e.stdout_dropped_bytes, e.stderr_dropped_bytes),
@@ -183,10 +228,10 @@ export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams
     ), decide AS (
       SELECT CASE
                WHEN NOT EXISTS (SELECT 1 FROM win)
-                 THEN CASE WHEN cardinality(${extra}::text[]) > 0 THEN 'approval' ELSE 'window_closed' END
-               WHEN (SELECT continuations FROM win) >= ${p.maxContinuations} THEN 'limit_reached'
+                 THEN CASE WHEN cardinality($6::text[]) > 0 THEN 'approval' ELSE 'window_closed' END
+               WHEN (SELECT continuations FROM win) >= $5 THEN 'limit_reached'
                WHEN EXISTS (SELECT 1 FROM claimed) THEN 'executions'
-               WHEN cardinality(${extra}::text[]) > 0 THEN 'approval'
+               WHEN cardinality($6::text[]) > 0 THEN 'approval'
                ELSE 'nothing'
              END AS outcome
     ), bump AS (
@@ -195,12 +240,12 @@ export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams
        WHERE w.id = win.id AND decide.outcome IN ('executions', 'approval')
       RETURNING w.continuations
     ), notes AS (
-      SELECT ${extra}::text[] || coalesce(array_agg(c.note ORDER BY c.finished_at, c.id) FILTER (WHERE c.note <> ''), '{}') AS notes,
+      SELECT $6::text[] || coalesce(array_agg(c.note ORDER BY c.finished_at, c.id) FILTER (WHERE c.note <> ''), '{}') AS notes,
              coalesce(array_agg(c.id::text ORDER BY c.finished_at, c.id), '{}') AS ids
         FROM claimed c
     ), turn AS (
       INSERT INTO turns (id, session_id, kind, input)
-      SELECT tid.id, ${p.sessionId}::uuid, 'continuation',
+      SELECT tid.id, $2::uuid, 'continuation',
              jsonb_build_object('notes', to_jsonb(notes.notes), 'executionIds', to_jsonb(notes.ids), 'reason', decide.outcome)
         FROM tid, notes, decide
        WHERE decide.outcome IN ('executions', 'approval')
@@ -224,23 +269,7 @@ export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams
            (SELECT count(*) FROM event) AS events,
            (SELECT count(*) FROM bump) AS counted,
            (SELECT actor FROM actor) AS actor
-      FROM decide, notes`.execute(db.kysely);
-  const row = result.rows[0];
-  if (!row) throw new Error(`claiming and queueing a continuation for session ${p.sessionId} returned no row`);
-  switch (row.outcome) {
-    case "executions":
-    case "approval":
-      if (!row.turn_id) throw new Error(`the continuation of session ${p.sessionId} was decided but no turn was queued`);
-      return { kind: "queued", turnId: row.turn_id, executionIds: row.execution_ids, reason: row.outcome };
-    case "limit_reached": {
-      const closed = await closeAtLimit(db, { ...p, countEmpty: extra.length > 0 }, row.window_id!);
-      return closed.kind === "limit_reached" ? closed : { kind: "nothing" };
-    }
-    case "window_closed":
-      return { kind: "window_closed" };
-    default:
-      return { kind: "nothing" };
-  }
+      FROM decide, notes`;
 }
 
 /**
