@@ -103,14 +103,20 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
     const call = new AbortController();
     const onStop = () => call.abort();
     ctx.signal.addEventListener("abort", onStop, { once: true });
+    // One timer per call, checked against the time of the last event, not
+    // re-armed on every event (a reply streams hundreds of them): when it
+    // fires early it waits out the rest of the silence.
     let silent = false;
+    let lastEvent = 0;
     let idle: NodeJS.Timeout | undefined;
-    const armIdle = () => {
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        silent = true;
-        call.abort();
-      }, idleMs);
+    const watchIdle = () => {
+      const quiet = performance.now() - lastEvent;
+      if (quiet < idleMs) {
+        idle = setTimeout(watchIdle, idleMs - quiet);
+        return;
+      }
+      silent = true;
+      call.abort();
     };
     const sent = fit ? historyTrim(messages, fit.historyTokens) : messages;
     if (sent !== messages)
@@ -119,8 +125,13 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
       { model: deps.model, max_tokens: fit?.maxTokens ?? deps.maxTokens ?? 8192, system, tools, messages: sent },
       { signal: call.signal },
     );
-    stream.on("connect", armIdle);
-    stream.on("streamEvent", armIdle);
+    stream.on("connect", () => {
+      lastEvent = performance.now();
+      idle = setTimeout(watchIdle, idleMs);
+    });
+    stream.on("streamEvent", () => {
+      lastEvent = performance.now();
+    });
     stream.on("text", (delta) => ctx.writer.text(delta));
     let reply: Anthropic.Message;
     try {
