@@ -63,15 +63,15 @@ const ways: Record<string, () => Promise<unknown>> = {
       clearTimeout(idle);
       idle = setTimeout(() => call.abort(), 120_000);
     };
-    let text = "";
+    let chars = 0;
     const stream = client.messages.stream(params, { signal: call.signal });
     stream.on("connect", armIdle);
     stream.on("streamEvent", armIdle);
     stream.on("text", (delta) => {
-      text += delta;
+      chars += delta.length;
     });
     try {
-      return await stream.finalMessage();
+      return [await stream.finalMessage(), chars];
     } finally {
       clearTimeout(idle);
     }
@@ -86,7 +86,7 @@ const ways: Record<string, () => Promise<unknown>> = {
       if (quiet >= idleMs) call.abort();
       else idle = setTimeout(check, idleMs - quiet);
     };
-    let text = "";
+    let chars = 0;
     const stream = client.messages.stream(params, { signal: call.signal });
     stream.on("connect", () => {
       last = Date.now();
@@ -96,10 +96,10 @@ const ways: Record<string, () => Promise<unknown>> = {
       last = Date.now();
     });
     stream.on("text", (delta) => {
-      text += delta;
+      chars += delta.length;
     });
     try {
-      return await stream.finalMessage();
+      return [await stream.finalMessage(), chars];
     } finally {
       clearTimeout(idle);
     }
