@@ -77,6 +77,8 @@ export function reconnectDelaySeconds(failures: number): number {
  * call: on the continuation's claim that was half its latency (issue 20).
  * `?prepare=false` in the URL (behind PgBouncer in transaction mode,
  * README) still turns every prepared statement off, these included.
+ * (db/pool-execute.ts runs a turn's statements on the pool itself, without
+ * the reservation, prepared the same way.)
  */
 function preparing(sql: Sql): Sql {
   const reserve = async () => {
