@@ -8,6 +8,7 @@
 //   npm run bench:turn-cost                     # 300 turns serial, then 400/s
 //   BENCH_TURNS=500 BENCH_RATE=200 npm run bench:turn-cost
 //   npm run bench:turn-cost -- --prof           # + a .cpuprofile of the serial phase
+//   BENCH_RATE=0 npm run bench:turn-cost        # the serial phase only
 //
 // Prints one Markdown line per phase with the load average.
 import { randomUUID } from "node:crypto";
@@ -130,17 +131,18 @@ try {
     console.error(`profile of the serial phase: ${file}`);
     session.disconnect();
   }
-  await phase(`${RATE}/s`, async () => {
-    const start = performance.now();
-    const all: Promise<number>[] = [];
-    for (let i = 0; i < TURNS; i++) {
-      const due = start + (i * 1000) / RATE;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      all.push(turn(i));
-    }
-    return Promise.all(all);
-  });
+  if (RATE > 0)
+    await phase(`${RATE}/s`, async () => {
+      const start = performance.now();
+      const all: Promise<number>[] = [];
+      for (let i = 0; i < TURNS; i++) {
+        const due = start + (i * 1000) / RATE;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        all.push(turn(i));
+      }
+      return Promise.all(all);
+    });
   await agent.stop();
 } finally {
   await db.close();

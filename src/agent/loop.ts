@@ -73,7 +73,9 @@ function storable(content: Anthropic.ContentBlock[]): Block[] {
 }
 
 export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise<AgentTurnOutcome> {
-  const log = deps.log.child({ sessionId: ctx.sessionId, turnId: ctx.turnId });
+  // The turn's child logger, made on first use: most turns log nothing here.
+  let turnLog: Logger | undefined;
+  const log = () => (turnLog ??= deps.log.child({ sessionId: ctx.sessionId, turnId: ctx.turnId }));
   const actor = `agent:${ctx.sessionId}`;
   const persist = (kind: "assistant" | "tool_results", content: Block[]) =>
     messageAppend(deps.db, { sessionId: ctx.sessionId, turnId: ctx.turnId, kind, content, actor });
@@ -93,7 +95,7 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
     if (spent >= deps.maxIterations) {
       const error = `stopped after ${iterations} model calls: the iteration limit (NOMOS_MAX_ITERATIONS=${deps.maxIterations}) was reached`;
       await ctx.writer.emit("turn_failed", { message: error });
-      log.warn({ iterations, spent }, "iteration limit reached");
+      log().warn({ iterations, spent }, "iteration limit reached");
       return { status: "failed", iterations, error };
     }
     iterations++;
@@ -103,24 +105,35 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
     const call = new AbortController();
     const onStop = () => call.abort();
     ctx.signal.addEventListener("abort", onStop, { once: true });
+    // One timer per call, checked against the time of the last event, not
+    // re-armed on every event (a reply streams hundreds of them): when it
+    // fires early it waits out the rest of the silence.
     let silent = false;
+    let lastEvent = 0;
     let idle: NodeJS.Timeout | undefined;
-    const armIdle = () => {
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        silent = true;
-        call.abort();
-      }, idleMs);
+    const watchIdle = () => {
+      const quiet = performance.now() - lastEvent;
+      if (quiet < idleMs) {
+        idle = setTimeout(watchIdle, idleMs - quiet);
+        return;
+      }
+      silent = true;
+      call.abort();
     };
     const sent = fit ? historyTrim(messages, fit.historyTokens) : messages;
     if (sent !== messages)
-      log.info({ sent: sent.length, of: messages.length, budget: fit?.historyTokens }, "history trimmed to the model's context");
+      log().info({ sent: sent.length, of: messages.length, budget: fit?.historyTokens }, "history trimmed to the model's context");
     const stream = deps.client.messages.stream(
       { model: deps.model, max_tokens: fit?.maxTokens ?? deps.maxTokens ?? 8192, system, tools, messages: sent },
       { signal: call.signal },
     );
-    stream.on("connect", armIdle);
-    stream.on("streamEvent", armIdle);
+    stream.on("connect", () => {
+      lastEvent = performance.now();
+      idle = setTimeout(watchIdle, idleMs);
+    });
+    stream.on("streamEvent", () => {
+      lastEvent = performance.now();
+    });
     stream.on("text", (delta) => ctx.writer.text(delta));
     let reply: Anthropic.Message;
     try {
@@ -128,7 +141,7 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
     } catch (err) {
       if (silent && !ctx.signal.aborted) {
         const message = `the model API failed: its reply stopped for ${Math.round(idleMs / 1000)} s mid-stream (NOMOS_MODEL_TIMEOUT_S); the turn was abandoned`;
-        log.error({ idleMs }, "model stream went silent");
+        log().error({ idleMs }, "model stream went silent");
         await ctx.writer.emit("turn_failed", { message });
         return { status: "failed", iterations, error: message };
       }
@@ -138,7 +151,7 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
         return { status: "aborted", iterations };
       }
       const message = `the model API failed: ${(err as Error).message}`;
-      log.error({ err }, "model call failed after retries");
+      log().error({ err }, "model call failed after retries");
       await ctx.writer.emit("turn_failed", { message });
       return { status: "failed", iterations, error: message };
     } finally {
@@ -176,7 +189,7 @@ export async function agentTurn(deps: AgentDeps, ctx: AgentTurnContext): Promise
     const toolUses = content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === "tool_use");
     if (toolUses.length === 0) return { status: "completed", iterations };
     if (budget.closed) {
-      log.warn({ used: budget.used, budget: deps.windowTokenBudget }, "window token budget spent; the window is closed");
+      log().warn({ used: budget.used, budget: deps.windowTokenBudget }, "window token budget spent; the window is closed");
       const why =
         `not run: the assent window's token budget is spent (${budget.used} tokens since it opened, ` +
         `NOMOS_WINDOW_TOKEN_BUDGET=${deps.windowTokenBudget}); the window is closed. Tell the operator and wait for them.`;

@@ -8,6 +8,7 @@ import { CompiledQuery, type DatabaseConnection, Kysely } from "kysely";
 import { PostgresJSDialect, PostgresJSDriver } from "kysely-postgres-js";
 import postgres from "postgres";
 import { assertDriverPatched } from "./driver-patch.js";
+import { poolRegister } from "./pool-execute.js";
 import type { Database } from "./schema.js";
 
 export type Sql = postgres.Sql;
@@ -39,6 +40,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     backoff: reconnectDelaySeconds,
   });
   const kysely = new Kysely<Database>({ dialect: new Dialect({ postgres: preparing(sql) }) });
+  poolRegister(kysely, sql);
   let closing: Promise<void> | undefined;
   return {
     sql,
@@ -75,6 +77,8 @@ export function reconnectDelaySeconds(failures: number): number {
  * call: on the continuation's claim that was half its latency (issue 20).
  * `?prepare=false` in the URL (behind PgBouncer in transaction mode,
  * README) still turns every prepared statement off, these included.
+ * (db/pool-execute.ts runs a turn's statements on the pool itself, without
+ * the reservation, prepared the same way.)
  */
 function preparing(sql: Sql): Sql {
   const reserve = async () => {

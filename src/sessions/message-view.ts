@@ -19,10 +19,17 @@ export const messageView = (m: Message): MessageView => ({
   createdAt: m.created_at.toISOString(),
 });
 
+/** The expressions built so far, by alias: a RawBuilder is immutable, and the turn's statements embed one each time (issue 20). */
+const viewSqlByAlias = new Map<string, RawBuilder<MessageView>>();
+
 /** messageView as a jsonb expression over a messages row named `alias` in the statement. */
 export function messageViewSql(alias: string): RawBuilder<MessageView> {
+  const known = viewSqlByAlias.get(alias);
+  if (known) return known;
   const col = (name: keyof Message) => sql.ref(`${alias}.${name}`);
-  return sql<MessageView>`jsonb_build_object(
+  const built = sql<MessageView>`jsonb_build_object(
     'id', ${col("id")}::text, 'kind', ${col("kind")}, 'turnId', ${col("turn_id")},
     'content', ${col("content")}, 'createdAt', ${col("created_at")})`;
+  viewSqlByAlias.set(alias, built);
+  return built;
 }

@@ -349,13 +349,19 @@ export class Turns {
     const log = this.deps.log.child({ sessionId, turnId });
     const writer = new EventWriter(this.deps.db, sessionId, turnId, this.deps.flushMs);
     // The heartbeat keeps the lease while a long step runs; a turn whose lease
-    // was taken (declared lost by another process) stops here.
-    const lost = new AbortController();
+    // was taken (declared lost by another process) stops here. The turn's
+    // signal is aborted by Stop (signal) or by the lease's loss: one
+    // controller and one listener, not AbortSignal.any (about 20 µs of CPU
+    // a turn on Node 20, issue 20).
+    const turnAbort = new AbortController();
+    const onStop = () => turnAbort.abort(signal.reason);
+    if (signal.aborted) onStop();
+    else signal.addEventListener("abort", onStop, { once: true });
     const heartbeat = setInterval(
       () => {
         turnRenewLease(this.deps.db, { turnId })
           .then((alive) => {
-            if (!alive) lost.abort(new Error("this turn's lease was lost"));
+            if (!alive) turnAbort.abort(new Error("this turn's lease was lost"));
           })
           .catch((err: unknown) => log.warn({ err }, "could not renew the turn's lease"));
       },
@@ -376,16 +382,17 @@ export class Turns {
       outcome = await this.deps.runTurn({
         sessionId,
         turnId,
-        signal: AbortSignal.any([signal, lost.signal]),
+        signal: turnAbort.signal,
         writer,
         onIteration: async (iterations) => {
-          if (!(await turnRenewLease(this.deps.db, { turnId, iterations }))) lost.abort(new Error("this turn's lease was lost"));
+          if (!(await turnRenewLease(this.deps.db, { turnId, iterations }))) turnAbort.abort(new Error("this turn's lease was lost"));
         },
       });
     } catch (err) {
       await writer.emit("turn_failed", crashed(err, 0)).catch(() => {});
     }
     clearInterval(heartbeat);
+    signal.removeEventListener("abort", onStop);
     const end = { turnId, sessionId, iterations: outcome!.iterations, actor: `system:${this.owner}` };
     let ended: { queuedAfter: boolean } | undefined;
     const events = await writer.takeRest();
