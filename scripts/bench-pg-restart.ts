@@ -5,8 +5,9 @@
 // 1.5 s and started again on the same port, ROUNDS times. Throughout, a
 // workload runs against it with a pool of 10: WORKERS
 // loops of Kysely transactions, Kysely queries (each on a reserved
-// connection, as kysely-postgres-js does) and plain postgres.js queries, as
-// the service issues them. This is done twice, one after the other, each
+// connection, as kysely-postgres-js does; the service's own driver,
+// src/db/connect.ts, reserves one only for a transaction, so this is the
+// harder case) and plain postgres.js queries. This is done twice, one after the other, each
 // on a fresh server: with the installed postgres.js (patched by
 // patches/postgres+3.4.9.patch), then with a copy of it with the patch
 // reversed. After each restart the script waits SETTLE_S seconds and

@@ -4,11 +4,17 @@
 // flight. Nothing else in src/ calls postgres() (tests/module-ownership
 // keeps it so), so connection counts stay knowable, and none is opened on
 // an unpatched driver (driver-patch.ts).
-import { CompiledQuery, type DatabaseConnection, Kysely } from "kysely";
-import { PostgresJSDialect, PostgresJSDriver } from "kysely-postgres-js";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  Kysely,
+  PostgresDialect,
+  PostgresDriver,
+  type QueryResult,
+  type TransactionSettings,
+} from "kysely";
 import postgres from "postgres";
 import { assertDriverPatched } from "./driver-patch.js";
-import { poolRegister } from "./pool-execute.js";
 import type { Database } from "./schema.js";
 
 export type Sql = postgres.Sql;
@@ -39,8 +45,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     idle_timeout: 60,
     backoff: reconnectDelaySeconds,
   });
-  const kysely = new Kysely<Database>({ dialect: new Dialect({ postgres: preparing(sql) }) });
-  poolRegister(kysely, sql);
+  const kysely = new Kysely<Database>({ dialect: new Dialect(sql) });
   let closing: Promise<void> | undefined;
   return {
     sql,
@@ -68,54 +73,111 @@ export function reconnectDelaySeconds(failures: number): number {
 }
 
 /**
- * The pool as Kysely sees it: every query with parameters goes out as a
- * named prepared statement, cached per connection, as postgres.js's own
- * tagged templates do. kysely-postgres-js runs queries through
- * `unsafe()`, which postgres.js leaves unprepared, and an unprepared query
- * with parameters costs two round trips (Parse/Describe, wait for the
- * parameter types, then Bind/Execute) and a fresh parse and plan on every
- * call: on the continuation's claim that was half its latency (issue 20).
- * `?prepare=false` in the URL (behind PgBouncer in transaction mode,
- * README) still turns every prepared statement off, these included.
- * (db/pool-execute.ts runs a turn's statements on the pool itself, without
- * the reservation, prepared the same way.)
+ * Kysely's PostgreSQL driver over postgres.js's pool (Kysely's own speaks
+ * to `pg`; this replaces kysely-postgres-js's, for two reasons):
+ *
+ * - Only a transaction holds a connection of its own, reserved at its BEGIN
+ *   until it ends; any other query runs on the pool itself (postgres.js
+ *   hands it a free connection). kysely-postgres-js reserved a connection
+ *   for every query, and postgres.js builds a whole reserved `sql` object
+ *   for that: about 10 KB of garbage and 7 µs of CPU a query (issue 20).
+ *   Kysely's connection() API, which would pin one connection for several
+ *   queries outside a transaction, is refused by name (see Connection).
+ * - Kysely's `pg` driver, which kysely-postgres-js extends, calls on a
+ *   failed ROLLBACK a method only `pg` connections have: a transaction
+ *   whose connection died threw "TypeError: connection[...] is not a
+ *   function" in place of its real error (CONNECTION_CLOSED), and retries
+ *   that look for that error (retryWhileDbUnavailable) never happened. Here
+ *   a failed ROLLBACK throws its own error. Nothing needs discarding: a
+ *   ROLLBACK fails when the connection is gone, and the patched postgres.js
+ *   ends the reservation with it (patches/postgres+3.4.9.patch).
+ *
+ * BEGIN (with its settings), COMMIT and savepoints are Kysely's, inherited.
  */
-function preparing(sql: Sql): Sql {
-  const reserve = async () => {
-    const reserved = await sql.reserve();
-    return {
-      unsafe: (query: string, parameters?: unknown[], options?: Record<string, unknown>) =>
-        reserved.unsafe(query, parameters as never, { prepare: true, ...options }),
-      release: () => reserved.release(),
-    };
-  };
-  const pool = (...args: unknown[]) => (sql as unknown as (...a: unknown[]) => unknown)(...args);
-  return Object.assign(pool, { reserve, end: (o?: { timeout?: number }) => sql.end(o) }) as unknown as Sql;
-}
+class Driver extends PostgresDriver {
+  constructor(private readonly pool: Sql) {
+    // The `pg` pool Kysely's driver would open is never asked for: init,
+    // acquiring, releasing and destroy are all overridden here.
+    super({ pool: () => Promise.reject(new Error("db/connect.ts: Kysely runs on postgres.js's pool, not pg's")) });
+  }
 
-/**
- * kysely-postgres-js 3 inherits rollbackTransaction from Kysely 0.28's `pg`
- * driver, which on a failed ROLLBACK calls a method only `pg` connections
- * have. A transaction whose connection died therefore threw "TypeError:
- * connection[PRIVATE_MARK_FOR_DISCARD_METHOD] is not a function" in place of
- * its real error (CONNECTION_CLOSED), and retries that look for that error
- * (retryWhileDbUnavailable) never happened. Here a failed ROLLBACK throws
- * its own error. Nothing needs discarding: a ROLLBACK fails when the
- * connection is gone, and the patched postgres.js ends the reservation with
- * it (patches/postgres+3.4.9.patch).
- */
-class Driver extends PostgresJSDriver {
+  override async init(): Promise<void> {}
+
+  override async destroy(): Promise<void> {
+    await this.pool.end();
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    return new Connection(this.pool);
+  }
+
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    await (connection as Connection).reserve();
+    await super.beginTransaction(connection, settings);
+  }
+
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw("rollback"));
   }
+
+  override async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as Connection).release();
+  }
 }
 
-class Dialect extends PostgresJSDialect {
-  constructor(private readonly config: { postgres: Sql }) {
-    super(config);
+/**
+ * One Kysely connection: a transaction's reserved connection, or the pool
+ * for exactly one query. Every query with parameters goes out as a named
+ * prepared statement, cached per connection, as postgres.js's own tagged
+ * templates do: through `unsafe()`, postgres.js leaves a query unprepared,
+ * and an unprepared query with parameters costs two round trips
+ * (Parse/Describe, wait for the parameter types, then Bind/Execute) and a
+ * fresh parse and plan on every call; on the continuation's claim that was
+ * half its latency (issue 20). `?prepare=false` in the URL (behind
+ * PgBouncer in transaction mode, README) still turns them all off.
+ */
+class Connection implements DatabaseConnection {
+  private reserved: postgres.ReservedSql | undefined;
+  private pooledQueries = 0;
+
+  constructor(private readonly pool: Sql) {}
+
+  async reserve(): Promise<void> {
+    this.reserved ??= await this.pool.reserve();
+  }
+
+  release(): void {
+    this.reserved?.release();
+    this.reserved = undefined;
+  }
+
+  private send(query: CompiledQuery) {
+    if (!this.reserved && this.pooledQueries++ > 0)
+      throw new Error(
+        "a Kysely connection outside a transaction runs one query on the pool (db/connect.ts): use db.transaction() for statements that must share a connection",
+      );
+    return (this.reserved ?? this.pool).unsafe(query.sql, [...query.parameters] as never[], { prepare: true });
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.send(query);
+    const { command, count } = result;
+    const changed = command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
+    return { numAffectedRows: changed ? BigInt(count) : undefined, rows: Array.from(result.values()) as R[] };
+  }
+
+  async *streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
+    if (!Number.isInteger(chunkSize) || chunkSize <= 0) throw new Error(`streaming needs a positive whole chunk size, not ${chunkSize}`);
+    for await (const rows of this.send(query).cursor(chunkSize)) yield { rows: rows as unknown as R[] };
+  }
+}
+
+class Dialect extends PostgresDialect {
+  constructor(private readonly pool: Sql) {
+    super({ pool: () => Promise.reject(new Error("db/connect.ts: Kysely runs on postgres.js's pool, not pg's")) });
   }
 
   override createDriver(): Driver {
-    return new Driver(this.config);
+    return new Driver(this.pool);
   }
 }

@@ -13,7 +13,6 @@
 // holding what PostgreSQL cannot store (NUL, a lone surrogate) is kept with
 // U+FFFD in its place (db/storable.ts).
 import { type Kysely, sql } from "kysely";
-import { poolExecute } from "../db/pool-execute.js";
 import type { Database } from "../db/schema.js";
 import { storableDeep } from "../db/storable.js";
 import { SESSION_EVENTS_CHANNEL } from "../events/session-events.js";
@@ -32,9 +31,7 @@ export async function turnQueueContinuation(
   const notes = storableDeep(p.notes);
   const input = { notes, executionIds: p.executionIds, reason: p.reason };
   const content = [{ type: "text", text: notes.join("\n") }];
-  const result = await poolExecute(
-    db,
-    sql<{ turn_id: string }>`
+  const result = await sql<{ turn_id: string }>`
     WITH actor AS (
       SELECT set_config('nomos.actor', ${p.actor}, true) AS actor
     ), turn AS (
@@ -60,8 +57,7 @@ export async function turnQueueContinuation(
     SELECT turn.id AS turn_id,
            pg_notify(${SESSION_EVENTS_CHANNEL}, (SELECT session_id::text FROM event)),
            (SELECT count(*) FROM delivered) AS delivered
-      FROM turn`,
-  );
+      FROM turn`.execute(db);
   const row = result.rows[0];
   if (!row) throw new Error(`queueing a continuation turn for session ${p.sessionId} returned no row`);
   return { turnId: row.turn_id };

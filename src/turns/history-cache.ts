@@ -21,7 +21,6 @@
 // (tests/history-cache.test.ts).
 import type Anthropic from "@anthropic-ai/sdk";
 import { type Kysely, sql } from "kysely";
-import { poolExecute } from "../db/pool-execute.js";
 import type { Database, MessageKind } from "../db/schema.js";
 import { HistoryAssembly } from "./history-assembly.js";
 import { historyToParams, type ReplayRow } from "./history-replay.js";
@@ -58,16 +57,13 @@ interface Fetched {
 async function fetchAfter(db: Kysely<Database>, sessionId: string, through: string): Promise<Fetched> {
   // One statement, one snapshot: the count and the rows agree (READ COMMITTED
   // takes a snapshot per statement, not per subquery).
-  const result = await poolExecute(
-    db,
-    sql<Fetched>`
+  const result = await sql<Fetched>`
     SELECT (SELECT n FROM message_counts WHERE session_id = ${sessionId})::text AS total,
            (SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'turn_id', m.turn_id,
                                               'content', m.content, 'queued', t.status IS NOT DISTINCT FROM 'queued')
                             ORDER BY m.id)
               FROM messages m LEFT JOIN turns t ON t.id = m.turn_id
-             WHERE m.session_id = ${sessionId} AND m.id > ${through}::bigint) AS rows`,
-  );
+             WHERE m.session_id = ${sessionId} AND m.id > ${through}::bigint) AS rows`.execute(db);
   return result.rows[0] ?? { total: null, rows: null };
 }
 

@@ -16,7 +16,6 @@
 // before that turn's end, and the turns of a session would seem to overlap.
 import { type Kysely, sql } from "kysely";
 import { isPgError } from "../db/pg-errors.js";
-import { poolExecute } from "../db/pool-execute.js";
 import type { Database, Turn, TurnKind, TurnStatus } from "../db/schema.js";
 import { storableDeep } from "../db/storable.js";
 import { withActor } from "../db/with-actor.js";
@@ -63,9 +62,7 @@ export async function turnClaimNext(
   // turn_started with its NOTIFY. The audit actor is set by the first CTE;
   // audit triggers fire at the statement's end.
   try {
-    const result = await poolExecute(
-      db,
-      sql<Turn & { coalesced: string[] }>`
+    const result = await sql<Turn & { coalesced: string[] }>`
       WITH actor AS (
         SELECT set_config('nomos.actor', ${`system:${p.owner}`}, true) AS actor
       ), queued AS (
@@ -114,8 +111,7 @@ export async function turnClaimNext(
              (SELECT pg_notify(${SESSION_EVENTS_CHANNEL}, session_id::text) FROM event) AS notified,
              (SELECT count(*) FROM cancelled) + (SELECT count(*) FROM repointed) AS moved,
              (SELECT actor FROM actor) AS actor
-        FROM claimed, coalesced`,
-    );
+        FROM claimed, coalesced`.execute(db);
     const row = result.rows[0];
     if (!row) return undefined;
     const {
@@ -205,9 +201,7 @@ export async function turnEnd(
     p.reply && p.reply.length > 0
       ? messageInsertSql({ sessionId: p.sessionId, turnId: p.turnId, kind: "assistant", content: p.reply })
       : sql`SELECT * FROM messages WHERE false`;
-  const result = await poolExecute(
-    db,
-    sql<Turn & { queued_after: boolean | null }>`
+  const result = await sql<Turn & { queued_after: boolean | null }>`
     WITH actor AS (
       SELECT set_config('nomos.actor', ${p.actor}, true) AS actor
     ), done AS (
@@ -236,8 +230,7 @@ export async function turnEnd(
            (SELECT pg_notify(${SESSION_EVENTS_CHANNEL}, ${p.sessionId}::text) WHERE EXISTS (SELECT 1 FROM event)) AS notified,
            (SELECT count(*) FROM call) AS calls,
            (SELECT actor FROM actor) AS actor
-      FROM (SELECT 1) one LEFT JOIN done d ON true`,
-  );
+      FROM (SELECT 1) one LEFT JOIN done d ON true`.execute(db);
   const row = result.rows[0] as (Turn & { queued_after: boolean | null; notified?: unknown; calls?: unknown; actor?: unknown }) | undefined;
   if (!row || row.id === null) return { turn: undefined, queuedAfter: false };
   const { queued_after, notified: _n, calls: _c, actor: _a, ...turn } = row;
