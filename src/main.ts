@@ -37,11 +37,10 @@ import { startExecutions } from "./executions/start-executions.js";
 import { createApp } from "./http/app.js";
 import { publicOriginFrom } from "./http/public-origin.js";
 import { startHttp } from "./http/start-http.js";
-import { createLogger, type Logger } from "./log/logger.js";
+import { createLogger } from "./log/logger.js";
 import { startNotifications } from "./notifications/start-notifications.js";
+import { type Stop, shutdownOnce } from "./shutdown.js";
 import { SnapshotRetention } from "./snapshots/retention.js";
-
-type Stop = () => Promise<void>;
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -224,25 +223,6 @@ async function main(): Promise<void> {
     else log.fatal({ err }, `start-up failed: ${(err as Error).message}`);
     await shutdown("start-up failure", 1);
   }
-}
-
-function shutdownOnce(log: Logger, stops: Stop[]) {
-  let started = false;
-  return async (reason: string, code = 0): Promise<void> => {
-    if (started) return;
-    started = true;
-    log.info({ reason }, "shutting down");
-    for (const stop of [...stops].reverse()) {
-      try {
-        await stop();
-      } catch (err) {
-        log.error({ err }, "error while shutting down");
-        code = code || 1;
-      }
-    }
-    log.info("stopped");
-    process.exit(code);
-  };
 }
 
 await main();
