@@ -17,7 +17,7 @@
 // - The hot path (planExecutionsClaimAndQueue) claims and queues the
 //   continuation turn in one statement, so its claims are delivered the
 //   moment they are made and never need the lease.
-import { type Kysely, sql } from "kysely";
+import { CompiledQuery, type Kysely, sql } from "kysely";
 import type { Db } from "../db/connect.js";
 import type { Database, ExecutionStatus } from "../db/schema.js";
 import { storableDeep } from "../db/storable.js";
@@ -154,7 +154,9 @@ export interface ClaimAndQueueParams extends Omit<ClaimParams, "countEmpty"> {
  */
 export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams): Promise<ClaimAndQueueOutcome> {
   const q = claimAndQueueQuery(db, p);
-  const [row] = await db.sql.unsafe<ClaimAndQueueRow[]>(q.text, q.parameters as unknown as never[], { prepare: true });
+  const extraNotes = q.parameters[5];
+  const { rows } = await db.kysely.executeQuery(CompiledQuery.raw(q.text, q.parameters) as CompiledQuery<ClaimAndQueueRow>);
+  const row = rows[0];
   if (!row) throw new Error(`claiming and queueing a continuation for session ${p.sessionId} returned no row`);
   switch (row.outcome) {
     case "executions":
@@ -162,7 +164,7 @@ export async function planExecutionsClaimAndQueue(db: Db, p: ClaimAndQueueParams
       if (!row.turn_id) throw new Error(`the continuation of session ${p.sessionId} was decided but no turn was queued`);
       return { kind: "queued", turnId: row.turn_id, executionIds: row.execution_ids, reason: row.outcome };
     case "limit_reached": {
-      const closed = await closeAtLimit(db, { ...p, countEmpty: q.parameters[5].length > 0 }, row.window_id!);
+      const closed = await closeAtLimit(db, { ...p, countEmpty: extraNotes.length > 0 }, row.window_id!);
       return closed.kind === "limit_reached" ? closed : { kind: "nothing" };
     }
     case "window_closed":
@@ -176,12 +178,11 @@ type ClaimAndQueueRow = { outcome: string; window_id: string | null; turn_id: st
 
 /**
  * The statement of planExecutionsClaimAndQueue and its parameters, unsent
- * (its caller, and scripts/bench-claim-path.ts, which EXPLAINs it). Sent
- * by postgres.js straight from the pool as a prepared statement (as
- * Kysely's queries are, db/connect.ts; `?prepare=false` still wins):
- * the text never changes, so it is compiled once per process, and the hot
- * path between the NOTIFY and the claim's bytes builds, compiles and
- * reserves nothing (that was 0.06–0.13 ms of the 0.15–0.25 ms there, issue 20
+ * (its caller, and scripts/bench-claim-path.ts, which EXPLAINs it). Run as
+ * every Kysely query outside a transaction is (db/connect.ts: on the pool,
+ * a prepared statement; `?prepare=false` still wins), but the text never
+ * changes, so it is compiled once per process, and the hot path between
+ * the NOTIFY and the claim's bytes builds, compiles and reserves nothing (that was 0.06–0.13 ms of the 0.15–0.25 ms there, issue 20
  * round 4). The parameters are positional: $1 actor, $2 session, $3 owner,
  * $4 lease seconds, $5 continuation limit, $6 the extra notes (trimmed,
  * blank ones dropped, made storable).
