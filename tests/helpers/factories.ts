@@ -1,7 +1,7 @@
 // Rows with sensible defaults, for tests that need a session, a target or an
 // execution to exist without caring about every column. Each takes the
 // overrides it is given and returns the inserted row.
-import type { Insertable, Kysely } from "kysely";
+import { type Insertable, type Kysely, sql } from "kysely";
 import type { Database } from "../../src/db/schema.js";
 
 type Db = Kysely<Database>;
@@ -69,7 +69,10 @@ export async function finishExecution(
       exit_code: result.exitCode ?? (result.status === "failed" ? 1 : 0),
       stdout: result.stdout ?? "",
       stderr: result.stderr ?? "",
-      finished_at: new Date(),
+      // The server's clock, as the lifecycle stamps it (microseconds): a
+      // JavaScript Date has milliseconds, and two results finished in one
+      // millisecond tied, which left "the order they finished" to their ids.
+      finished_at: sql<Date>`now()`,
     })
     .where("id", "=", id)
     .where("status", "=", "running")
