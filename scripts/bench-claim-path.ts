@@ -373,7 +373,8 @@ async function abClaims(variant: string) {
 
 // ── the run ──────────────────────────────────────────────────────────────
 
-try {
+// The modes end by returning, so the finally below always drops the scratch databases.
+async function run(): Promise<void> {
   const ab = process.argv.indexOf("--ab");
   if (ab > 0) {
     const file = process.argv[ab + 1]!;
@@ -393,7 +394,7 @@ try {
         const trig = [...c.triggers].map(([k, t]) => `${k.replace(/: .*RI_ConstraintTrigger.*/, ": RI")} ${p50(t.time).toFixed(3)}`);
         console.log(`${label}: execution p50 ${stats(c.exec).p50.toFixed(3)} ms; ${trig.join("; ")} (load ${load()})`);
       }
-      process.exit(0);
+      return;
     }
     const r = await abClaims(variant);
     const sa = stats(r.a);
@@ -405,7 +406,7 @@ try {
     console.log(
       `| second ÷ first | ${(sb.p50 / sa.p50).toFixed(2)}× | ${(sb.p90 / sa.p90).toFixed(2)}× | ${(sb.mean / sa.mean).toFixed(2)}× | |`,
     );
-    process.exit(0);
+    return;
   }
 
   const loadAtStart = load();
@@ -424,7 +425,7 @@ try {
     const s = stats(v);
     console.log(`| ${labels[k as keyof typeof path]} | ${us(s.p50)} | ${us(s.p90)} | ${us(s.p99)} | ${us(s.mean)} |`);
   }
-  if (process.argv.includes("--path-only")) process.exit(0);
+  if (process.argv.includes("--path-only")) return;
 
   const claim = await explainClaim();
   console.log(`\n2. The claim, EXPLAIN (ANALYZE, BUFFERS), ${EVENTS} statements (load ${load()}), ms:`);
@@ -449,6 +450,10 @@ try {
   console.log("| statement | p50 | p90 | mean | |\n|---|---|---|---|---|");
   row("Nomos claim-and-queue (planExecutionsClaimAndQueue)", timed.claim);
   row("graphile-worker get_job", timed.getJob);
+}
+
+try {
+  await run();
 } finally {
   for (const name of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
   await admin.end();
